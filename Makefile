@@ -1,0 +1,47 @@
+# The one gate: `make check` (format, lint, types, layers) and `make test`.
+# Every target creates .venv when it is missing, so each works on a fresh clone.
+
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTEST_FLAGS ?=
+
+.PHONY: all venv check test test-slow demo bench fmt clean
+
+all: check test
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (Python >= 3.11 is required)"; exit 1; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+check: $(STAMP)
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+# The default suite: everything except tests marked slow or llm.
+test: $(STAMP)
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -m "not slow and not llm" $(PYTEST_FLAGS)
+
+test-slow: $(STAMP)
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -m "slow" $(PYTEST_FLAGS)
+
+demo: $(STAMP)
+	$(BIN)/citadel demo
+
+bench: $(STAMP)
+	$(BIN)/python bench/answer_path.py
+
+fmt: $(STAMP)
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
+
+clean:
+	rm -rf $(VENV) .citadel-demo .mypy_cache .ruff_cache .pytest_cache

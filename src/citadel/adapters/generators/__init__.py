@@ -1,0 +1,1 @@
+"""Answer generators: candidate writers behind the AnswerGenerator port."""

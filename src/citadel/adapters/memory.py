@@ -1,0 +1,114 @@
+"""In-memory fakes of the storage ports; they pass the same contract suites as SQLite."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+
+from citadel.app.ports import LexicalHit, StoredPassage
+from citadel.domain.document import Chunk
+from citadel.domain.model import SearchFilters
+from citadel.domain.source import AccessScope, Source, SourceVersion
+from citadel.domain.text import stem, words
+
+
+class InMemoryLibrary:
+    """Registry, chunk store and a small BM25 index, all in dictionaries."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sources: dict[str, Source] = {}
+        self._versions: dict[str, list[SourceVersion]] = {}
+        self._chunks: dict[str, Chunk] = {}
+
+    def get(self, source_id: str) -> Source | None:
+        return self._sources.get(source_id)
+
+    def find(self, tenant: str, *, content_sha256: str = "", origin: str = "") -> Source | None:
+        for source in sorted(self._sources.values(), key=lambda s: s.source_id):
+            if source.deleted or source.tenant != tenant:
+                continue
+            current = self._current(source)
+            if content_sha256 and current and current.content_sha256 == content_sha256:
+                return source
+            if origin and not content_sha256 and source.origin == origin:
+                return source
+        return None
+
+    def versions(self, source_id: str) -> Sequence[SourceVersion]:
+        return list(self._versions.get(source_id, []))
+
+    def list(self, tenant: str | None = None) -> Sequence[Source]:
+        live = [s for s in self._sources.values() if not s.deleted and tenant in (None, s.tenant)]
+        return sorted(live, key=lambda s: (s.title, s.source_id))
+
+    def commit_version(
+        self, source: Source, version: SourceVersion, chunks: Sequence[Chunk]
+    ) -> None:
+        with self._lock:
+            known = self._versions.get(source.source_id, [])
+            if any(v.version == version.version for v in known):
+                raise ValueError(f"version {version.version} of {source.source_id} exists")
+            self._sources[source.source_id] = replace(
+                source, current_version=version.version, deleted=False
+            )
+            self._versions[source.source_id] = [*known, version]
+            for chunk in chunks:
+                self._chunks[chunk.chunk_id] = chunk
+
+    def chunks(self, source_id: str, version: int) -> Sequence[Chunk]:
+        found = [
+            c for c in self._chunks.values() if (c.source_id, c.version) == (source_id, version)
+        ]
+        return sorted(found, key=lambda c: c.ordinal)
+
+    def passages(self, chunk_ids: Sequence[str]) -> dict[str, StoredPassage]:
+        out: dict[str, StoredPassage] = {}
+        for chunk_id in chunk_ids:
+            chunk = self._chunks.get(chunk_id)
+            if chunk is not None:
+                out[chunk_id] = StoredPassage(chunk, self._sources[chunk.source_id])
+        return out
+
+    def search(
+        self, terms: Sequence[str], scope: AccessScope, filters: SearchFilters, limit: int
+    ) -> Sequence[LexicalHit]:
+        wanted = {stem(t.casefold()) for t in terms}
+        if not wanted:
+            return []
+        docs: list[tuple[Chunk, Counter[str]]] = []
+        for chunk in self._chunks.values():
+            source = self._sources[chunk.source_id]
+            if chunk.version != source.current_version or not scope.allows(source):
+                continue
+            if filters.source_ids and chunk.source_id not in filters.source_ids:
+                continue
+            text = " ".join((source.title, *chunk.section_path, chunk.text))
+            docs.append((chunk, Counter(stem(w) for w in words(text))))
+        if not docs:
+            return []
+        avg = sum(sum(c.values()) for _, c in docs) / len(docs)
+        df = {t: sum(1 for _, c in docs if c[t]) for t in wanted}
+        hits: list[LexicalHit] = []
+        for chunk, counts in docs:
+            length = sum(counts.values())
+            score = 0.0
+            for term in wanted:
+                tf = counts[term]
+                if not tf:
+                    continue
+                idf = math.log(1 + (len(docs) - df[term] + 0.5) / (df[term] + 0.5))
+                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avg))
+            if score > 0:
+                hits.append(LexicalHit(chunk.chunk_id, score))
+        hits.sort(key=lambda h: (-h.score, h.chunk_id))
+        return hits[:limit]
+
+    def _current(self, source: Source) -> SourceVersion | None:
+        for version in self._versions.get(source.source_id, []):
+            if version.version == source.current_version:
+                return version
+        return None

@@ -1,0 +1,1 @@
+"""Document parsers, one adapter per format, behind the DocumentParser port."""

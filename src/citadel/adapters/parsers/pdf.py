@@ -1,0 +1,205 @@
+"""PDF via pypdf: outline for sections, /PageLabels for printed page labels.
+
+Every page's text is split at the outline headings that land on it (found by
+their titles in the page text), so a section that starts mid-page gets the
+text after its heading, and the text before it stays with the previous one.
+Pages before the first outline entry, and pages under contents/index/list
+entries, are front or back matter and are not indexed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from citadel.app.errors import ParseError
+from citadel.app.ports import ProgressCallback
+from citadel.domain.document import Block, ParsedDocument
+
+_SKIP_TITLES = re.compile(
+    r"^\s*(table of )?contents\s*$"
+    r"|^\s*(general |subject |function and variable |concept )?index\s*$"
+    r"|^\s*list of (figures|tables|listings|algorithms)\s*$|^\s*(title page|copyright)\s*$",
+    re.I,
+)
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineEntry:
+    depth: int
+    title: str
+    page: int  # 0-based physical index
+
+
+class PdfParser:
+    name = "pdf/1"
+
+    def __init__(self, *, max_pages: int = 5000) -> None:
+        self._max_pages = max_pages
+
+    def accepts(self, path: Path) -> bool:
+        if not path.is_file():
+            return False
+        if path.suffix.lower() == ".pdf":
+            return True
+        with path.open("rb") as handle:
+            return handle.read(5) == b"%PDF-"
+
+    def parse(self, path: Path, progress: ProgressCallback | None = None) -> ParsedDocument:
+        from pypdf import PdfReader
+        from pypdf.errors import PdfReadError, PyPdfError
+
+        try:
+            reader = PdfReader(path, strict=False)
+            if reader.is_encrypted:
+                raise ParseError("encrypted", "the PDF is encrypted; decrypt it before ingesting")
+            total = len(reader.pages)
+            if total > self._max_pages:
+                raise ParseError(
+                    "too_many_pages", f"{total} pages is over the {self._max_pages} limit"
+                )
+            labels = _labels(reader, total)
+            outline = _outline(reader)
+            texts: list[str] = []
+            for index, page in enumerate(reader.pages):
+                texts.append(_clean(page.extract_text() or ""))
+                if progress:
+                    progress(index + 1, total)
+            meta: object = reader.metadata or {}
+        except ParseError:
+            raise
+        except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ParseError("corrupt", f"the PDF cannot be read: {exc}") from exc
+        except RecursionError as exc:
+            raise ParseError("corrupt", "the PDF's structure is too deeply nested") from exc
+        title = _meta(meta, "/Title") or _first_line(texts)
+        author = _meta(meta, "/Author")
+        blocks, skipped = _blocks(texts, labels, outline)
+        return ParsedDocument(
+            title=title,
+            blocks=tuple(blocks),
+            parser=self.name,
+            authors=(author,) if author else (),
+            year=_year(_meta(meta, "/CreationDate")),
+            page_count=total,
+            skipped_pages=tuple(skipped),
+        )
+
+
+def _meta(meta: object, key: str) -> str:
+    try:
+        value = meta.get(key)  # type: ignore[attr-defined]
+    except Exception:
+        return ""
+    return _SPACE.sub(" ", str(value)).strip() if value else ""
+
+
+def _year(date: str) -> int | None:
+    match = re.match(r"D:(\d{4})", date)
+    return int(match.group(1)) if match else None
+
+
+def _first_line(texts: Sequence[str]) -> str:
+    for text in texts:
+        for line in text.splitlines():
+            if len(line.strip()) > 3:
+                return line.strip()[:200]
+    return ""
+
+
+def _clean(text: str) -> str:
+    # Hyphenation across lines and ligature forms are the usual extraction noise.
+    text = text.replace("\ufb01", "fi").replace("\ufb02", "fl").replace("\x00", "")
+    text = re.sub(r"(\w)-\n(\w)", r"\1\2", text)
+    return text.strip()
+
+
+def _labels(reader: object, total: int) -> list[str]:
+    try:
+        labels = list(reader.page_labels)  # type: ignore[attr-defined]
+    except Exception:
+        labels = []
+    if len(labels) != total:
+        labels = [str(i + 1) for i in range(total)]
+    return labels
+
+
+def _outline(reader: object) -> list[OutlineEntry]:
+    entries: list[OutlineEntry] = []
+
+    def walk(items: object, depth: int) -> None:
+        for item in items:  # type: ignore[attr-defined]
+            if isinstance(item, list):
+                walk(item, depth + 1)
+                continue
+            try:
+                page = reader.get_destination_page_number(item)  # type: ignore[attr-defined]
+            except Exception:
+                continue
+            title = _SPACE.sub(" ", str(getattr(item, "title", "") or "")).strip()
+            if title and page is not None and page >= 0:
+                entries.append(OutlineEntry(depth, title, int(page)))
+
+    try:
+        walk(reader.outline, 0)  # type: ignore[attr-defined]
+    except Exception:
+        return []
+    return entries
+
+
+def _find_heading(text: str, title: str, after: int) -> int | None:
+    """Where ``title`` starts in ``text`` at or after ``after``, whitespace-insensitively."""
+    words = [re.escape(w) for w in title.split()]
+    if not words:
+        return None
+    pattern = re.compile(r"\s*".join(words), re.I)
+    match = pattern.search(text, after)
+    if (
+        match is None
+        and len(words) > 1
+        and re.fullmatch(r"[\dIVXLC.]+", title.split(maxsplit=1)[0])
+    ):
+        # Outline titles carry numbers the page may render apart ("1 Introduction").
+        match = re.compile(r"\s*".join(words[1:]), re.I).search(text, after)
+    return match.start() if match else None
+
+
+def _blocks(
+    texts: Sequence[str], labels: Sequence[str], outline: Sequence[OutlineEntry]
+) -> tuple[list[Block], list[int]]:
+    by_page: dict[int, list[OutlineEntry]] = {}
+    for entry in outline:
+        by_page.setdefault(entry.page, []).append(entry)
+    first_page = min((e.page for e in outline), default=0)
+    stack: list[OutlineEntry] = []
+    blocks: list[Block] = []
+    skipped: list[int] = []
+
+    def path() -> tuple[str, ...]:
+        return tuple(e.title for e in stack)
+
+    def emit(text: str, page: int) -> None:
+        text = text.strip()
+        if not text:
+            return
+        if outline and (page < first_page or any(_SKIP_TITLES.match(e.title) for e in stack)):
+            return
+        blocks.append(Block(text=text, section_path=path(), page=page + 1, page_label=labels[page]))
+
+    for page, text in enumerate(texts):
+        cursor = 0
+        for entry in by_page.get(page, []):
+            found = _find_heading(text, entry.title, cursor)
+            if found is not None and found > cursor:
+                emit(text[cursor:found], page)
+                cursor = found
+            while stack and stack[-1].depth >= entry.depth:
+                stack.pop()
+            stack.append(entry)
+        emit(text[cursor:], page)
+        if outline and (page < first_page or any(_SKIP_TITLES.match(e.title) for e in stack)):
+            skipped.append(page + 1)
+    return blocks, skipped

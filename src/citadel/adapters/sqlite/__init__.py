@@ -1,0 +1,1 @@
+"""SQLite: the embedded default store (registry, chunks, FTS5 lexical index)."""

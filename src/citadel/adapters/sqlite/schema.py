@@ -1,0 +1,64 @@
+"""The SQLite schema, applied idempotently on open."""
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sources (
+    source_id       TEXT PRIMARY KEY,
+    tenant          TEXT NOT NULL,
+    title           TEXT NOT NULL,
+    authors         TEXT NOT NULL,          -- JSON list
+    year            INTEGER,
+    tags            TEXT NOT NULL,          -- JSON list
+    acl_groups      TEXT NOT NULL,          -- JSON list
+    canonical_url   TEXT,
+    origin          TEXT NOT NULL,
+    current_version INTEGER NOT NULL,
+    deleted         INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS sources_tenant ON sources(tenant, deleted);
+CREATE INDEX IF NOT EXISTS sources_origin ON sources(tenant, origin);
+CREATE TABLE IF NOT EXISTS source_versions (
+    source_id      TEXT NOT NULL REFERENCES sources(source_id),
+    version        INTEGER NOT NULL,
+    content_sha256 TEXT NOT NULL,
+    parser         TEXT NOT NULL,
+    chunker        TEXT NOT NULL,
+    page_count     INTEGER NOT NULL,
+    section_count  INTEGER NOT NULL,
+    chunk_count    INTEGER NOT NULL,
+    created_at     TEXT NOT NULL,
+    PRIMARY KEY (source_id, version)
+);
+CREATE INDEX IF NOT EXISTS versions_hash ON source_versions(content_sha256);
+CREATE TABLE IF NOT EXISTS chunks (
+    rowid            INTEGER PRIMARY KEY,
+    chunk_id         TEXT NOT NULL UNIQUE,
+    source_id        TEXT NOT NULL,
+    version          INTEGER NOT NULL,
+    ordinal          INTEGER NOT NULL,
+    text             TEXT NOT NULL,
+    sha256           TEXT NOT NULL,
+    section_path     TEXT NOT NULL,         -- JSON list
+    chapter          TEXT NOT NULL,
+    section          TEXT NOT NULL,
+    page_start       INTEGER,
+    page_end         INTEGER,
+    page_label_start TEXT,
+    page_label_end   TEXT,
+    char_start       INTEGER NOT NULL,
+    char_end         INTEGER NOT NULL,
+    location         TEXT,
+    FOREIGN KEY (source_id, version) REFERENCES source_versions(source_id, version)
+);
+CREATE INDEX IF NOT EXISTS chunks_version ON chunks(source_id, version, ordinal);
+-- Only current versions of live sources are indexed; rowid = chunks.rowid.
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    title, headings, body,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""

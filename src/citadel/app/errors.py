@@ -1,0 +1,47 @@
+"""Application errors; each entrypoint maps them to statuses in one table.
+
+AppError
+├── InvalidRequest          the caller sent something unusable (HTTP 422)
+├── NotFound                no such source, version or answer (404)
+├── Forbidden               the actor may not do or see this (403)
+├── RequestDeadlineExceeded the request's own deadline passed (504)
+├── ParseError              a parser refused a file (raised by parser adapters)
+└── IngestError             one file could not be ingested; nothing of it was written
+"""
+
+
+class AppError(Exception):
+    """Base of every error the use cases raise on purpose."""
+
+
+class InvalidRequest(AppError):
+    pass
+
+
+class NotFound(AppError):
+    pass
+
+
+class Forbidden(AppError):
+    pass
+
+
+class RequestDeadlineExceeded(AppError):
+    pass
+
+
+class IngestError(AppError):
+    """A file was refused; ``reason`` is a stable code, the message says what to do."""
+
+    def __init__(self, path: str, reason: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.reason = reason
+
+
+class ParseError(AppError):
+    """A parser refused its input; ``reason`` is a stable code such as ``encrypted``."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason

@@ -1,0 +1,112 @@
+"""Ports: what the use cases need from the outside world, as narrow Protocols.
+
+Adapters in ``citadel.adapters`` implement them; in-memory fakes ship beside
+the real adapters and pass the same contract suites (``tests/contract``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from citadel.domain.document import Chunk, ParsedDocument
+from citadel.domain.model import Candidate, GenerationRequest, SearchFilters
+from citadel.domain.source import AccessScope, Source, SourceVersion
+
+ProgressCallback = Callable[[int, int], None]
+"""Called with (done, total) units of work — pages, spine items, files."""
+
+
+class DocumentParser(Protocol):
+    """Turns one file into body blocks with sections and page labels."""
+
+    name: str
+
+    def accepts(self, path: Path) -> bool:
+        """True when this parser handles files like ``path`` (by name and magic bytes)."""
+        ...
+
+    def parse(self, path: Path, progress: ProgressCallback | None = None) -> ParsedDocument:
+        """Parse ``path``; raise ``ParseError`` with a clear message on bad input."""
+        ...
+
+
+class SourceRegistry(Protocol):
+    """The trusted record of sources and their versions."""
+
+    def get(self, source_id: str) -> Source | None:
+        """The source, deleted or not; None when it never existed."""
+        ...
+
+    def find(self, tenant: str, *, content_sha256: str = "", origin: str = "") -> Source | None:
+        """A live source of ``tenant`` whose current version has this hash, or this origin."""
+        ...
+
+    def versions(self, source_id: str) -> Sequence[SourceVersion]:
+        """All retained versions, oldest first."""
+        ...
+
+    def list(self, tenant: str | None = None) -> Sequence[Source]:
+        """Live sources, by title."""
+        ...
+
+    def commit_version(
+        self, source: Source, version: SourceVersion, chunks: Sequence[Chunk]
+    ) -> None:
+        """Make ``version`` of ``source`` current with its chunks, all or nothing."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPassage:
+    """A chunk joined with its source's stored metadata."""
+
+    chunk: Chunk
+    source: Source
+
+
+class ChunkStore(Protocol):
+    def chunks(self, source_id: str, version: int) -> Sequence[Chunk]:
+        """A version's chunks in reading order."""
+        ...
+
+    def passages(self, chunk_ids: Sequence[str]) -> dict[str, StoredPassage]:
+        """Chunks by id with their sources; unknown ids are absent from the result."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalHit:
+    chunk_id: str
+    score: float
+    """Raw relevance, larger is better (BM25, sign flipped)."""
+
+
+class LexicalIndex(Protocol):
+    def search(
+        self, terms: Sequence[str], scope: AccessScope, filters: SearchFilters, limit: int
+    ) -> Sequence[LexicalHit]:
+        """Current-version chunks matching any of ``terms``, best first.
+
+        ``scope`` is applied inside the search: chunks the scope may not read are
+        never scored or returned. ``terms`` are plain words, never query syntax.
+        """
+        ...
+
+
+class AnswerGenerator(Protocol):
+    """Writes a candidate answer from the closed evidence; never an authority."""
+
+    name: str
+
+    async def generate(self, request: GenerationRequest) -> Candidate:
+        """Return a candidate (any JSON value) or raise; the caller validates and degrades."""
+        ...
+
+
+class Clock(Protocol):
+    def now_iso(self) -> str:
+        """The current UTC time, ISO 8601."""
+        ...

@@ -1,0 +1,65 @@
+"""The composition root: the one place adapters are chosen and wired."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from citadel.adapters.clock import SystemClock
+from citadel.adapters.generators.extractive import ExtractiveGenerator
+from citadel.adapters.parsers.markdown import MarkdownParser
+from citadel.adapters.parsers.pdf import PdfParser
+from citadel.adapters.parsers.plaintext import PlainTextParser
+from citadel.adapters.sqlite.library import SqliteLibrary
+from citadel.app.answer import AnswerService
+from citadel.app.ingest import IngestService
+from citadel.app.ports import AnswerGenerator, ChunkStore, DocumentParser, SourceRegistry
+from citadel.app.search import SearchService
+from citadel.config import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    """Everything an entrypoint may call."""
+
+    settings: Settings
+    ingest: IngestService
+    search: SearchService
+    answer: AnswerService
+    registry: SourceRegistry
+    chunks: ChunkStore
+    closers: tuple[Any, ...] = ()
+
+    def close(self) -> None:
+        for closer in self.closers:
+            closer.close()
+
+
+def default_parsers() -> Sequence[DocumentParser]:
+    return (PdfParser(), MarkdownParser(), PlainTextParser())
+
+
+def build(settings: Settings, *, generator: AnswerGenerator | None = None) -> Services:
+    """Wire the services for ``settings``; tests pass fakes as keyword overrides."""
+    library = SqliteLibrary(settings.db_path)
+    clock = SystemClock()
+    search = SearchService(library, library, settings.limits)
+    chosen = generator or _generator(settings)
+    return Services(
+        settings=settings,
+        ingest=IngestService(
+            library, default_parsers(), clock, max_file_bytes=settings.max_file_bytes
+        ),
+        search=search,
+        answer=AnswerService(search, chosen, settings.limits),
+        registry=library,
+        chunks=library,
+        closers=(library,),
+    )
+
+
+def _generator(settings: Settings) -> AnswerGenerator:
+    if settings.generator == "extractive":
+        return ExtractiveGenerator(settings.limits)
+    raise ValueError(f"unknown generator {settings.generator!r}")

@@ -1,0 +1,1 @@
+"""Pure domain: values and rules, no I/O, standard library only."""

@@ -1,0 +1,276 @@
+"""Text rules shared by selection, validation and the extractive generator."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_WHITESPACE = re.compile(r"\s+")
+
+# Categories a displayed answer may never contain: controls (newline aside),
+# format characters (bidi overrides, zero-width, BOM, ...), surrogates,
+# private use, and the Unicode line/paragraph separators.
+_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+
+# Anything a renderer could turn into a link: a scheme, a "www." host, or a
+# scheme-less protocol-relative URL.
+_URL = re.compile(
+    r"(?i)(?:\b[a-z][a-z0-9+.\-]{1,31}:/{1,3}\S|\bwww\d{0,3}\.\S|(?<![\w/])//[a-z0-9]"
+    r"|\b(?:javascript|vbscript|data|mailto|file|blob)\s*:)"
+)
+_MARKDOWN_LINK = re.compile(r"!?\[[^\]\n]*\]\s*[(\[]|^\s*\[[^\]\n]+\]:\s*\S|<[a-z]+:[^>\s]*>", re.M)
+_HTML_TAG = re.compile(r"<\s*/?\s*[a-z!?][^>]*>|&(?:#\d+|#x[0-9a-f]+|[a-z]{2,8});", re.I)
+
+
+def normalise_passage(text: str) -> str:
+    """The form two passages are compared in when removing duplicates."""
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
+
+
+def utf8_size(text: str) -> int:
+    """Bytes of ``text`` in UTF-8; lone surrogates count as the 3 bytes they would take."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def is_valid_utf8(text: str) -> bool:
+    """False when the string holds lone surrogates, which UTF-8 cannot encode."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def forbidden_character(text: str) -> str | None:
+    """The first control or format character in ``text`` (newline allowed), if any."""
+    for char in text:
+        if char == "\n":
+            continue
+        if unicodedata.category(char) in _FORBIDDEN_CATEGORIES:
+            return char
+    return None
+
+
+def contains_url(text: str) -> bool:
+    return _URL.search(text) is not None
+
+
+def contains_markup(text: str) -> bool:
+    """Markdown links or images, autolinks, HTML tags or entities."""
+    return _MARKDOWN_LINK.search(text) is not None or _HTML_TAG.search(text) is not None
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+_ABBREVIATIONS = frozenset(
+    {
+        "e.g.",
+        "i.e.",
+        "etc.",
+        "vs.",
+        "cf.",
+        "fig.",
+        "figs.",
+        "eq.",
+        "eqs.",
+        "no.",
+        "vol.",
+        "ch.",
+        "sec.",
+        "p.",
+        "pp.",
+        "dr.",
+        "mr.",
+        "ms.",
+        "al.",
+        "approx.",
+        "resp.",
+        "ref.",
+        "refs.",
+    }
+)
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence spans ``(start, end)`` of ``text``; a cheap rule-based splitter.
+
+    It avoids breaking after common abbreviations and single initials, which
+    are frequent in technical prose ("e.g.", "Fig. 3", "J. Smith").
+    """
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        end = match.start()
+        last_word = (
+            text[start:end].rsplit(None, 1)[-1].casefold() if text[start:end].strip() else ""
+        )
+        if last_word in _ABBREVIATIONS or (len(last_word) == 2 and last_word[0].isalpha()):
+            continue
+        if text[start:end].strip():
+            spans.append((start, end))
+        start = match.end()
+    if text[start:].strip():
+        spans.append((start, len(text.rstrip())))
+    return spans
+
+
+_WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+    ]
+)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens: letters and digits only, never query syntax."""
+    return [m.group(0).casefold() for m in _WORD.finditer(text)]
+
+
+def terms(text: str) -> list[str]:
+    """Lower-cased word tokens without stop words, lightly stemmed."""
+    return [
+        stem(w) for w in (m.group(0).casefold() for m in _WORD.finditer(text)) if w not in STOPWORDS
+    ]
+
+
+def stem(word: str) -> str:
+    """A deliberately small suffix stripper: enough to match plurals and -ing/-ed forms."""
+    for suffix, keep in (
+        ("ies", "y"),
+        ("sses", "ss"),
+        ("ing", ""),
+        ("ed", ""),
+        ("es", ""),
+        ("s", ""),
+    ):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "s" and word.endswith("ss"):
+                return word
+            return word[: -len(suffix)] + keep
+    return word

@@ -1,0 +1,172 @@
+"""Atomic validation of a generator's candidate against the frozen manifest.
+
+A candidate is any decoded JSON value. It becomes an answer only when every
+segment passes every check; one failure rejects the whole candidate with a
+typed reason. Validation never raises on input, whatever its shape.
+"""
+
+from __future__ import annotations
+
+import enum
+import unicodedata
+from dataclasses import dataclass
+
+from citadel.domain.model import AnswerSegment, Limits, Manifest
+from citadel.domain.text import (
+    contains_markup,
+    contains_url,
+    forbidden_character,
+    is_valid_utf8,
+    utf8_size,
+)
+
+
+class RejectionReason(enum.StrEnum):
+    NOT_AN_OBJECT = "not_an_object"
+    UNKNOWN_FIELD = "unknown_field"
+    SEGMENTS_NOT_A_LIST = "segments_not_a_list"
+    NO_SEGMENTS = "no_segments"
+    TOO_MANY_SEGMENTS = "too_many_segments"
+    SEGMENT_NOT_AN_OBJECT = "segment_not_an_object"
+    TEXT_NOT_A_STRING = "text_not_a_string"
+    EMPTY_TEXT = "empty_text"
+    SEGMENT_TOO_LONG = "segment_too_long"
+    INVALID_UTF8 = "invalid_utf8"
+    CONTROL_CHARACTER = "control_character"
+    FORMAT_CHARACTER = "format_character"
+    URL_IN_TEXT = "url_in_text"
+    MARKUP_IN_TEXT = "markup_in_text"
+    CITATIONS_NOT_A_LIST = "citations_not_a_list"
+    NO_CITATIONS = "no_citations"
+    TOO_MANY_CITATIONS = "too_many_citations"
+    REF_NOT_A_STRING = "ref_not_a_string"
+    UNKNOWN_REF = "unknown_ref"
+    DUPLICATE_REF = "duplicate_ref"
+    ANSWER_TOO_LONG = "answer_too_long"
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    reason: RejectionReason
+    detail: str
+    segment: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    segments: tuple[AnswerSegment, ...]
+
+
+Verdict = Accepted | Rejection
+
+_SEGMENT_FIELDS = frozenset({"text", "evidence_ids"})
+
+
+def validate_candidate(payload: object, manifest: Manifest, limits: Limits) -> Verdict:
+    """Accept the whole candidate or reject it with the first reason found."""
+    if not isinstance(payload, dict):
+        return Rejection(RejectionReason.NOT_AN_OBJECT, f"expected an object, got {_kind(payload)}")
+    extra = set(payload) - {"segments"}
+    if extra:
+        return Rejection(RejectionReason.UNKNOWN_FIELD, f"unexpected field(s): {_names(extra)}")
+    raw_segments = payload.get("segments")
+    if not isinstance(raw_segments, list):
+        return Rejection(RejectionReason.SEGMENTS_NOT_A_LIST, f"segments is {_kind(raw_segments)}")
+    if not raw_segments:
+        return Rejection(RejectionReason.NO_SEGMENTS, "the answer has no segments")
+    if len(raw_segments) > limits.max_segments:
+        return Rejection(
+            RejectionReason.TOO_MANY_SEGMENTS,
+            f"{len(raw_segments)} segments, at most {limits.max_segments} allowed",
+        )
+    allowed = manifest.refs()
+    segments: list[AnswerSegment] = []
+    total = 0
+    for index, raw in enumerate(raw_segments):
+        verdict = _segment(raw, allowed, limits)
+        if isinstance(verdict, Rejection):
+            return Rejection(verdict.reason, verdict.detail, segment=index)
+        total += utf8_size(verdict.text)
+        if total > limits.max_answer_bytes:
+            return Rejection(
+                RejectionReason.ANSWER_TOO_LONG,
+                f"answer text exceeds {limits.max_answer_bytes} bytes",
+                segment=index,
+            )
+        segments.append(verdict)
+    return Accepted(tuple(segments))
+
+
+def _segment(raw: object, allowed: frozenset[str], limits: Limits) -> AnswerSegment | Rejection:
+    if not isinstance(raw, dict):
+        return Rejection(RejectionReason.SEGMENT_NOT_AN_OBJECT, f"segment is {_kind(raw)}")
+    extra = set(raw) - _SEGMENT_FIELDS
+    if extra:
+        return Rejection(RejectionReason.UNKNOWN_FIELD, f"unexpected field(s): {_names(extra)}")
+    text = raw.get("text")
+    if not isinstance(text, str):
+        return Rejection(RejectionReason.TEXT_NOT_A_STRING, f"text is {_kind(text)}")
+    text_problem = check_display_text(text, limits)
+    if text_problem is not None:
+        return text_problem
+    refs = raw.get("evidence_ids")
+    if not isinstance(refs, list):
+        return Rejection(RejectionReason.CITATIONS_NOT_A_LIST, f"evidence_ids is {_kind(refs)}")
+    if not refs:
+        return Rejection(RejectionReason.NO_CITATIONS, "a segment cites no evidence")
+    if len(refs) > limits.max_citations_per_segment:
+        return Rejection(
+            RejectionReason.TOO_MANY_CITATIONS,
+            f"{len(refs)} citations, at most {limits.max_citations_per_segment} allowed",
+        )
+    seen: set[str] = set()
+    for ref in refs:
+        if not isinstance(ref, str):
+            return Rejection(RejectionReason.REF_NOT_A_STRING, f"a ref is {_kind(ref)}")
+        if ref not in allowed:
+            return Rejection(
+                RejectionReason.UNKNOWN_REF, f"ref {_quote(ref)} is not in the manifest"
+            )
+        if ref in seen:
+            return Rejection(RejectionReason.DUPLICATE_REF, f"ref {ref} is cited twice")
+        seen.add(ref)
+    return AnswerSegment(text=text.strip(), refs=tuple(refs))
+
+
+def check_display_text(text: str, limits: Limits) -> Rejection | None:
+    """The checks any text shown as answer prose must pass; None when it passes."""
+    if not is_valid_utf8(text):
+        return Rejection(RejectionReason.INVALID_UTF8, "text is not valid UTF-8")
+    if not text.strip():
+        return Rejection(RejectionReason.EMPTY_TEXT, "text is empty")
+    if utf8_size(text.strip()) > limits.max_segment_bytes:
+        return Rejection(
+            RejectionReason.SEGMENT_TOO_LONG, f"text exceeds {limits.max_segment_bytes} bytes"
+        )
+    bad = forbidden_character(text)
+    if bad is not None:
+        reason = (
+            RejectionReason.FORMAT_CHARACTER
+            if unicodedata.category(bad) == "Cf"
+            else RejectionReason.CONTROL_CHARACTER
+        )
+        return Rejection(reason, f"text contains U+{ord(bad):04X}")
+    if contains_url(text):
+        return Rejection(RejectionReason.URL_IN_TEXT, "text contains a URL")
+    if contains_markup(text):
+        return Rejection(RejectionReason.MARKUP_IN_TEXT, "text contains a link or markup")
+    return None
+
+
+def _kind(value: object) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _names(keys: set[object]) -> str:
+    return ", ".join(sorted(_quote(str(k)) for k in keys))
+
+
+def _quote(value: str, limit: int = 40) -> str:
+    """A ref or key made safe to put in an error message: escaped and cut short."""
+    shown = value.encode("unicode_escape").decode("ascii")
+    return repr(shown[:limit] + ("…" if len(shown) > limit else ""))

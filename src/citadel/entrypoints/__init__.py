@@ -1,0 +1,1 @@
+"""Entrypoints: CLI (and later HTTP and gRPC) — parse, call one use case, serialize."""

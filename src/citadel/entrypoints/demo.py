@@ -1,0 +1,131 @@
+"""``citadel demo``: the main job on the embedded default, end to end.
+
+It finds a real book — ``../shared/books`` when present, else Debian's
+``r-doc-pdf`` and ``derivations`` packages fetched with ``apt-get download``,
+else the Python Language Reference that ships with CPython — ingests it into
+its own library and answers three questions with footnoted citations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from citadel.app.answer import AnswerRequest
+from citadel.app.errors import IngestError
+from citadel.app.ingest import IngestOptions
+from citadel.bootstrap import build
+from citadel.config import Settings
+from citadel.domain.model import Actor, Role, SearchRequest
+from citadel.entrypoints import render
+
+R_QUESTIONS = (
+    "How do I read data from a file into a data frame?",
+    "What is a factor and how are factor levels used?",
+    "How are missing values represented and tested for?",
+)
+PYTHON_QUESTIONS = (
+    "How does the with statement manage a context?",
+    "What happens when a generator function is called?",
+    "How are default argument values evaluated in a function definition?",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DemoLibrary:
+    books: tuple[Path, ...]
+    origin: str
+    questions: tuple[str, ...]
+
+
+def find_library(workdir: Path) -> DemoLibrary:
+    shared = Path("../shared/books/pdf/R-intro.pdf")
+    if shared.is_file():
+        return DemoLibrary(
+            (shared,), "../shared/books (R Core Team, An Introduction to R)", R_QUESTIONS
+        )
+    fetched = _apt_download(workdir)
+    if fetched:
+        return DemoLibrary(
+            fetched, "Debian packages r-doc-pdf and derivations (apt-get download)", R_QUESTIONS
+        )
+    return DemoLibrary(
+        (_python_reference(workdir),),
+        "the Python Language Reference shipped with CPython (pydoc_data.topics)",
+        PYTHON_QUESTIONS,
+    )
+
+
+def _apt_download(workdir: Path) -> tuple[Path, ...]:
+    if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+        return ()
+    target = workdir / "apt"
+    existing = sorted(target.rglob("R-intro.pdf")) if target.exists() else []
+    if existing:
+        return (existing[0],)
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        subprocess.run(
+            ["apt-get", "download", "r-doc-pdf", "derivations"],
+            cwd=target,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        for deb in target.glob("*.deb"):
+            subprocess.run(
+                ["dpkg-deb", "-x", str(deb), str(target / "root")],
+                check=True,
+                capture_output=True,
+                timeout=300,
+            )
+    except (subprocess.SubprocessError, OSError):
+        return ()
+    found = sorted(target.rglob("R-intro.pdf"))
+    return (found[0],) if found else ()
+
+
+def _python_reference(workdir: Path) -> Path:
+    from pydoc_data.topics import topics
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / "python-language-reference.md"
+    lines = ["# The Python Language Reference (pydoc topics)", ""]
+    for name in sorted(topics):
+        lines += [f"## {name}", "", topics[name].strip(), ""]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def run_demo(home: Path, console: Console) -> int:
+    library = find_library(home)
+    console.print(f"Library: {library.origin}")
+    settings = Settings.from_env(os.environ).with_overrides(home=home, generator="extractive")
+    services = build(settings)
+    actor = Actor(user_id="demo", tenant=settings.tenant, role=Role.ADMIN)
+    try:
+        for book in library.books:
+            try:
+                report = services.ingest.ingest(book, IngestOptions(tenant=settings.tenant))
+            except IngestError as exc:
+                console.print(f"[red]could not ingest[/red] {exc}")
+                return 1
+            console.print(
+                f"Ingested {report.title!r} ({report.status}): {report.pages} pages,"
+                f" {report.sections} sections, {report.chunks} chunks"
+            )
+        for number, question in enumerate(library.questions, start=1):
+            result = asyncio.run(
+                services.answer.answer(AnswerRequest(SearchRequest(question, limit=20)), actor)
+            )
+            print(f"\nQ{number}. {question}\n")
+            print(render.terminal_safe(render.answer_text(result)))
+    finally:
+        services.close()
+    return 0

@@ -1,0 +1,157 @@
+"""Serialising results: the ``--json`` contract and the human footnote form."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from citadel.app.ingest import IngestReport
+from citadel.domain.model import AnswerResult, Citation, Evidence, SearchResult
+
+_NUMBERED = re.compile(r"^((?:\d+|[A-Z])(?:\.\d+)*)\.?\s+(.+)$")
+
+
+def evidence_json(e: Evidence) -> dict[str, Any]:
+    return {
+        "evidence_id": e.evidence_id,
+        "source_id": e.source_id,
+        "version": e.version,
+        "chunk_id": e.chunk_id,
+        "title": e.title,
+        "author": e.author,
+        "chapter": e.chapter,
+        "section": e.section,
+        "section_path": list(e.section_path),
+        "page_start": e.page_start,
+        "page_end": e.page_end,
+        "page_label_start": e.page_label_start,
+        "page_label_end": e.page_label_end,
+        "score": round(e.score, 4),
+        "passage": e.passage,
+    }
+
+
+def search_json(result: SearchResult) -> dict[str, Any]:
+    return {"query": result.query, "results": [evidence_json(e) for e in result.results]}
+
+
+def citation_json(c: Citation) -> dict[str, Any]:
+    return {
+        "ref": c.ref,
+        "evidence_id": c.evidence_id,
+        "source_id": c.source_id,
+        "version": c.version,
+        "title": c.title,
+        "chapter": c.chapter,
+        "section": c.section,
+        "pages": c.pages,
+        "link": {"state": c.link_state, "href": c.link_href},
+    }
+
+
+def answer_json(result: AnswerResult) -> dict[str, Any]:
+    answer = None
+    if result.answer is not None:
+        answer = {
+            "generator": result.answer.generator,
+            "segments": [
+                {"text": s.text, "citations": [citation_json(c) for c in s.citations]}
+                for s in result.answer.segments
+            ],
+        }
+    degraded = None
+    if result.degraded is not None:
+        degraded = {"reason": result.degraded.reason.value, "detail": result.degraded.detail}
+    return {
+        "answer_id": result.answer_id,
+        "request_id": result.request_id,
+        "query": result.search.query,
+        "search": {"results": [evidence_json(e) for e in result.search.results]},
+        "answer": answer,
+        "degraded": degraded,
+        "manifest_sha256": result.manifest.sha256 if result.manifest else None,
+    }
+
+
+def ingest_json(report: IngestReport) -> dict[str, Any]:
+    return {
+        "path": report.path,
+        "source_id": report.source_id,
+        "version": report.version,
+        "status": report.status,
+        "title": report.title,
+        "pages": report.pages,
+        "sections": report.sections,
+        "chunks": report.chunks,
+    }
+
+
+def chapter_label(chapter: str) -> str:
+    """``7 Reading data from files`` → ``ch. 7 "Reading data from files"``."""
+    if not chapter:
+        return ""
+    match = _NUMBERED.match(chapter)
+    if match:
+        return f'ch. {match.group(1)} "{match.group(2)}"'
+    return f'"{chapter}"'
+
+
+def pages_label(pages: str) -> str:
+    if not pages:
+        return ""
+    return f"pp. {pages}" if "–" in pages else f"p. {pages}"
+
+
+def footnote(number: int, citation: Citation) -> str:
+    """``[1] An Introduction to R, ch. 7 "Reading data from files", § ..., p. 32``."""
+    parts = [citation.title]
+    if citation.chapter:
+        parts.append(chapter_label(citation.chapter))
+    if citation.section and citation.section != citation.chapter:
+        parts.append(f'§ "{citation.section}"')
+    if citation.pages:
+        parts.append(pages_label(citation.pages))
+    return f"[{number}] " + ", ".join(parts)
+
+
+def answer_text(result: AnswerResult) -> str:
+    """The human form: answer prose with numbered footnotes, or passages when degraded."""
+    lines: list[str] = []
+    if result.answer is not None:
+        numbers: dict[str, int] = {}
+        notes: list[str] = []
+        for segment in result.answer.segments:
+            marks = []
+            for citation in segment.citations:
+                if citation.evidence_id not in numbers:
+                    numbers[citation.evidence_id] = len(numbers) + 1
+                    notes.append(footnote(numbers[citation.evidence_id], citation))
+                marks.append(f"[{numbers[citation.evidence_id]}]")
+            lines.append(f"{segment.text} {''.join(marks)}")
+        lines.append("")
+        lines.extend(notes)
+    else:
+        assert result.degraded is not None
+        lines.append(
+            f"No generated answer ({result.degraded.reason.value}): {result.degraded.detail}"
+        )
+        lines.append("Search results:")
+        lines.extend(search_lines(result.search, limit=5))
+    return "\n".join(lines)
+
+
+def search_lines(result: SearchResult, limit: int = 10) -> list[str]:
+    lines: list[str] = []
+    for rank, e in enumerate(result.results[:limit], start=1):
+        where = ", ".join(p for p in (e.title, chapter_label(e.chapter), pages_label(e.pages)) if p)
+        snippet = " ".join(e.passage.split())
+        if len(snippet) > 240:
+            snippet = snippet[:240].rsplit(" ", 1)[0] + " …"
+        lines.append(f"{rank:>2}. ({e.score:.2f}) {where}\n    {snippet}")
+    return lines
+
+
+def terminal_safe(text: str) -> str:
+    """Drop control and format characters (ANSI escapes, bidi overrides) before printing."""
+    return "".join(ch for ch in text if ch == "\n" or unicodedata.category(ch) not in {"Cc", "Cf"})

@@ -1,0 +1,24 @@
+"""Shared fixtures. Tests that need ../shared skip with a message saying so when it is absent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+BOOKS = SHARED / "books"
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared, or skip the test saying that ../shared is needed."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"needs ../shared/{'/'.join(parts)} (the shared books and data); CI has it")
+    return path
+
+
+@pytest.fixture
+def r_intro() -> Path:
+    return shared_path("books", "pdf", "R-intro.pdf")
