@@ -9,6 +9,9 @@ entries, are front or back matter and are not indexed.
 
 from __future__ import annotations
 
+import concurrent.futures
+import multiprocessing
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,11 +22,21 @@ from citadel.app.ports import ProgressCallback
 from citadel.domain.document import Block, ParsedDocument
 
 _SKIP_TITLES = re.compile(
-    r"^\s*(table of )?contents\s*$"
-    r"|^\s*(general |subject |function and variable |concept )?index\s*$"
-    r"|^\s*list of (figures|tables|listings|algorithms)\s*$|^\s*(title page|copyright)\s*$",
+    r"^\s*(?:[A-Z]|\d+|[IVX]+)?[.:]?\s*(?:"
+    r"(?:table of )?contents"
+    r"|(?:general |subject |function and variable |concept |author |name )?index"
+    r"|list of (?:figures|tables|listings|algorithms)"
+    r"|title page|copyright"
+    r")\s*$",
     re.I,
 )
+# An index or contents page: most lines end in page numbers ("surface, 174, 181").
+_PAGE_REFERENCE_LINE = re.compile(
+    r"[^\W\d_].*(?:,|\.{2,}|\s{2,})\s*(?:\d+|[ivxlc]+)(?:[–-]\d+)?(?:,\s*\d+(?:[–-]\d+)?)*\s*$",
+    re.I,
+)
+_PARALLEL_MIN_PAGES = 150
+_BATCH = 40
 _SPACE = re.compile(r"\s+")
 
 
@@ -63,11 +76,7 @@ class PdfParser:
                 )
             labels = _labels(reader, total)
             outline = _outline(reader)
-            texts: list[str] = []
-            for index, page in enumerate(reader.pages):
-                texts.append(_clean(page.extract_text() or ""))
-                if progress:
-                    progress(index + 1, total)
+            texts = _extract_texts(path, reader, total, progress)
             meta: object = reader.metadata or {}
         except ParseError:
             raise
@@ -77,6 +86,8 @@ class PdfParser:
             raise ParseError("corrupt", "the PDF's structure is too deeply nested") from exc
         title = _meta(meta, "/Title") or _first_line(texts)
         author = _meta(meta, "/Author")
+        if not outline:
+            outline = outline_from_text(texts, labels)
         blocks, skipped = _blocks(texts, labels, outline)
         return ParsedDocument(
             title=title,
@@ -87,6 +98,55 @@ class PdfParser:
             page_count=total,
             skipped_pages=tuple(skipped),
         )
+
+
+def _extract_texts(
+    path: Path, reader: object, total: int, progress: ProgressCallback | None
+) -> list[str]:
+    """Page texts in order; long documents are split across processes (text extraction
+    is pure Python and CPU-bound, so one process per core is the only way to go faster)."""
+    workers = min(os.cpu_count() or 1, 4)
+    if total >= _PARALLEL_MIN_PAGES and workers >= 2:
+        try:
+            return _extract_parallel(path, total, workers, progress)
+        except (concurrent.futures.process.BrokenProcessPool, OSError, RuntimeError):
+            pass  # e.g. no way to start processes here: do it in this one
+    texts = []
+    for index, page in enumerate(reader.pages):  # type: ignore[attr-defined]
+        texts.append(_clean(page.extract_text() or ""))
+        if progress:
+            progress(index + 1, total)
+    return texts
+
+
+def _extract_parallel(
+    path: Path, total: int, workers: int, progress: ProgressCallback | None
+) -> list[str]:
+    batches = [(str(path), start, min(start + _BATCH, total)) for start in range(0, total, _BATCH)]
+    out: list[str] = []
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+        for batch in pool.map(_extract_batch, batches):
+            out.extend(batch)
+            if progress:
+                progress(len(out), total)
+    return out
+
+
+def _extract_batch(job: tuple[str, int, int]) -> list[str]:
+    from pypdf import PdfReader
+
+    path, start, end = job
+    reader = PdfReader(path, strict=False)
+    return [_clean(reader.pages[i].extract_text() or "") for i in range(start, end)]
+
+
+def _index_like(text: str) -> bool:
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 12:
+        return False
+    hits = sum(1 for line in lines if _PAGE_REFERENCE_LINE.search(line))
+    return hits / len(lines) >= 0.6
 
 
 def _meta(meta: object, key: str) -> str:
@@ -150,6 +210,62 @@ def _outline(reader: object) -> list[OutlineEntry]:
     return entries
 
 
+_TOC_LINE = re.compile(
+    r"^\s*((?:\d+|[A-Z])(?:\.\d+)*)\.?\s+(\S.*?)\s*(?:\.\s*){3,}\s*(\d+|[ivxlc]+)\s*$", re.I
+)
+_NUMBERED_HEADING = re.compile(r"^\s*(\d+(?:\.\d+){0,3})\.?\s+([A-Z][^\n]{2,80}?)\s*$")
+
+
+def outline_from_text(texts: Sequence[str], labels: Sequence[str]) -> list[OutlineEntry]:
+    """An outline for a PDF without bookmarks, from its own text.
+
+    First choice: a printed table of contents (numbered entries with dotted
+    leaders and page labels), mapped to physical pages through the labels.
+    Otherwise: numbered heading lines ("2.3 Vectors") whose numbers follow on
+    from the previous heading, which rules out numbered list items and
+    equations. No font information is used.
+    """
+    by_label: dict[str, int] = {}
+    for index, label in enumerate(labels):
+        by_label.setdefault(label.lower(), index)
+    toc: list[OutlineEntry] = []
+    for page, text in enumerate(texts[:20]):
+        found = [m for m in map(_TOC_LINE.match, text.splitlines()) if m is not None]
+        if len(found) < 3:
+            continue
+        for match in found:
+            number, title, label = match.groups()
+            target = by_label.get(label.lower())
+            if target is not None and target > page:
+                toc.append(OutlineEntry(number.count("."), f"{number}. {title}", target))
+    if len(toc) >= 3:
+        return toc
+    headings: list[OutlineEntry] = []
+    previous: tuple[int, ...] = ()
+    for page, text in enumerate(texts):
+        for line in text.splitlines():
+            match = _NUMBERED_HEADING.match(line)
+            if not match:
+                continue
+            number = tuple(int(part) for part in match.group(1).split("."))
+            if _follows(previous, number):
+                headings.append(OutlineEntry(len(number) - 1, line.strip(), page))
+                previous = number
+    return headings if len(headings) >= 2 else []
+
+
+def _follows(previous: tuple[int, ...], number: tuple[int, ...]) -> bool:
+    """True when ``number`` can be the next heading after ``previous`` (1 → 1.1, 1.2 → 2)."""
+    if not previous:
+        return number in {(1,), (1, 1)}
+    if len(number) == len(previous) + 1:
+        return number[:-1] == previous and number[-1] == 1
+    if len(number) <= len(previous):
+        head = previous[: len(number)]
+        return number[:-1] == head[:-1] and number[-1] == head[-1] + 1
+    return False
+
+
 def _find_heading(text: str, title: str, after: int) -> int | None:
     """Where ``title`` starts in ``text`` at or after ``after``, whitespace-insensitively."""
     words = [re.escape(w) for w in title.split()]
@@ -191,9 +307,17 @@ def _blocks(
 
     for page, text in enumerate(texts):
         cursor = 0
+        if _index_like(text):
+            skipped.append(page + 1)
+            for entry in by_page.get(page, []):
+                while stack and stack[-1].depth >= entry.depth:
+                    stack.pop()
+                stack.append(entry)
+            continue
         for entry in by_page.get(page, []):
             found = _find_heading(text, entry.title, cursor)
-            if found is not None and found > cursor:
+            # Text before the book's first heading has no section; it joins that heading.
+            if found is not None and found > cursor and stack:
                 emit(text[cursor:found], page)
                 cursor = found
             while stack and stack[-1].depth >= entry.depth:
