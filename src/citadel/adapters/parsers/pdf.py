@@ -244,10 +244,10 @@ def outline_from_text(texts: Sequence[str], labels: Sequence[str]) -> list[Outli
     previous: tuple[int, ...] = ()
     for page, text in enumerate(texts):
         for line in text.splitlines():
-            match = _NUMBERED_HEADING.match(line)
-            if not match:
+            heading = _NUMBERED_HEADING.match(line)
+            if heading is None:
                 continue
-            number = tuple(int(part) for part in match.group(1).split("."))
+            number = tuple(int(part) for part in heading.group(1).split("."))
             if _follows(previous, number):
                 headings.append(OutlineEntry(len(number) - 1, line.strip(), page))
                 previous = number
