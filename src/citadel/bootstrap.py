@@ -14,6 +14,7 @@ from citadel.adapters.parsers.plaintext import PlainTextParser
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.app.answer import AnswerService
 from citadel.app.ingest import IngestService
+from citadel.app.library import LibraryService
 from citadel.app.ports import AnswerGenerator, ChunkStore, DocumentParser, SourceRegistry
 from citadel.app.search import SearchService
 from citadel.config import Settings
@@ -27,6 +28,7 @@ class Services:
     ingest: IngestService
     search: SearchService
     answer: AnswerService
+    library: LibraryService
     registry: SourceRegistry
     chunks: ChunkStore
     closers: tuple[Any, ...] = ()
@@ -36,8 +38,8 @@ class Services:
             closer.close()
 
 
-def default_parsers() -> Sequence[DocumentParser]:
-    return (PdfParser(), MarkdownParser(), PlainTextParser())
+def default_parsers(settings: Settings) -> Sequence[DocumentParser]:
+    return (PdfParser(max_pages=settings.max_pages), MarkdownParser(), PlainTextParser())
 
 
 def build(settings: Settings, *, generator: AnswerGenerator | None = None) -> Services:
@@ -49,8 +51,13 @@ def build(settings: Settings, *, generator: AnswerGenerator | None = None) -> Se
     return Services(
         settings=settings,
         ingest=IngestService(
-            library, default_parsers(), clock, max_file_bytes=settings.max_file_bytes
+            library,
+            default_parsers(settings),
+            clock,
+            max_file_bytes=settings.max_file_bytes,
+            retain_versions=settings.retain_versions,
         ),
+        library=LibraryService(library, library),
         search=search,
         answer=AnswerService(search, chosen, settings.limits),
         registry=library,

@@ -27,6 +27,8 @@ class Settings:
     tenant: str = "default"
     limits: Limits = field(default_factory=Limits)
     max_file_bytes: int = 512 * 1024 * 1024
+    max_pages: int = 5000
+    retain_versions: int = 5
 
     @property
     def db_path(self) -> Path:
@@ -51,6 +53,8 @@ class Settings:
             tenant=env.get("CITADEL_TENANT", "default"),
             limits=limits,
             max_file_bytes=_int(env, "CITADEL_MAX_FILE_BYTES", 512 * 1024 * 1024),
+            max_pages=_int(env, "CITADEL_MAX_PAGES", 5000),
+            retain_versions=_int(env, "CITADEL_RETAIN_VERSIONS", 5),
         )
 
     def with_overrides(self, **changes: object) -> Settings:

@@ -59,6 +59,41 @@ class InMemoryLibrary:
             for chunk in chunks:
                 self._chunks[chunk.chunk_id] = chunk
 
+    def update(self, source: Source) -> None:
+        with self._lock:
+            current = self._sources.get(source.source_id)
+            if current is None or current.deleted:
+                raise KeyError(source.source_id)
+            self._sources[source.source_id] = replace(
+                source, current_version=current.current_version, deleted=False
+            )
+
+    def delete(self, source_id: str) -> None:
+        with self._lock:
+            current = self._sources.get(source_id)
+            if current is None or current.deleted:
+                raise KeyError(source_id)
+            self._sources[source_id] = replace(current, deleted=True)
+            self._chunks = {k: c for k, c in self._chunks.items() if c.source_id != source_id}
+            self._versions[source_id] = [
+                replace(v, retained=False) for v in self._versions.get(source_id, [])
+            ]
+
+    def prune(self, source_id: str, keep: int) -> int:
+        with self._lock:
+            versions = self._versions.get(source_id, [])
+            retained = sorted((v.version for v in versions if v.retained), reverse=True)
+            dropped = set(retained[max(keep, 1) :])
+            self._chunks = {
+                k: c
+                for k, c in self._chunks.items()
+                if not (c.source_id == source_id and c.version in dropped)
+            }
+            self._versions[source_id] = [
+                replace(v, retained=False) if v.version in dropped else v for v in versions
+            ]
+        return len(dropped)
+
     def chunks(self, source_id: str, version: int) -> Sequence[Chunk]:
         found = [
             c for c in self._chunks.values() if (c.source_id, c.version) == (source_id, version)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -50,12 +51,14 @@ class IngestService:
         *,
         max_file_bytes: int = 512 * 1024 * 1024,
         chunking: ChunkingPolicy | None = None,
+        retain_versions: int = 5,
     ) -> None:
         self._registry = registry
         self._parsers = tuple(parsers)
         self._clock = clock
         self._max_file_bytes = max_file_bytes
         self._chunking = chunking or ChunkingPolicy()
+        self._retain_versions = retain_versions
 
     def parser_for(self, path: Path) -> DocumentParser:
         for parser in self._parsers:
@@ -78,6 +81,7 @@ class IngestService:
                 raise IngestError(
                     shown, "too_large", f"{size} bytes is over the {self._max_file_bytes} limit"
                 )
+        options = _with_sidecar(path, options)
         parser = self.parser_for(path)
         try:
             document = parser.parse(path, progress)
@@ -123,6 +127,7 @@ class IngestService:
             created_at=self._clock.now_iso(),
         )
         self._registry.commit_version(source, version, chunks)
+        self._registry.prune(source_id, self._retain_versions)
         return self._report(shown, source, version_no, "updated" if existing else "created")
 
     def _existing(self, options: IngestOptions, content_sha: str, origin: str) -> Source | None:
@@ -164,3 +169,65 @@ def _new_source_id() -> str:
     # Random, not derived from content: the same text may be a distinct source
     # in another tenant, or re-ingested after a delete left a tombstone.
     return "s" + uuid.uuid4().hex[:15]
+
+
+SIDECAR_SUFFIX = ".citadel.json"
+_SIDECAR_FIELDS = frozenset({"source_id", "url", "title", "authors", "year", "tags", "acl"})
+
+
+def sidecar_path(path: Path) -> Path:
+    """``book.pdf`` → ``book.pdf.citadel.json``; for a directory, ``DIR/citadel.json``."""
+    return path / "citadel.json" if path.is_dir() else path.with_name(path.name + SIDECAR_SUFFIX)
+
+
+def _with_sidecar(path: Path, options: IngestOptions) -> IngestOptions:
+    """Fill options the caller left unset from a trusted sidecar manifest beside the file.
+
+    The sidecar is written by whoever curates the library; it is the only place
+    besides ``--url`` that a canonical URL may come from (never the document text).
+    """
+    sidecar = sidecar_path(path)
+    if not sidecar.is_file():
+        return options
+    shown = str(sidecar)
+    try:
+        data = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise IngestError(
+            shown, "bad_sidecar", f"the sidecar manifest is not valid JSON: {exc}"
+        ) from exc
+    if not isinstance(data, dict) or set(data) - _SIDECAR_FIELDS:
+        raise IngestError(
+            shown, "bad_sidecar", f"a sidecar holds an object with only: {sorted(_SIDECAR_FIELDS)}"
+        )
+
+    def text(key: str) -> str | None:
+        value = data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise IngestError(shown, "bad_sidecar", f"{key} must be a non-empty string")
+        return value.strip()
+
+    def names(key: str) -> tuple[str, ...] | None:
+        value = data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise IngestError(shown, "bad_sidecar", f"{key} must be a list of strings")
+        return tuple(v.strip() for v in value if v.strip())
+
+    year = data.get("year")
+    if year is not None and (not isinstance(year, int) or isinstance(year, bool)):
+        raise IngestError(shown, "bad_sidecar", "year must be an integer")
+    acl = names("acl")
+    return replace(
+        options,
+        source_id=options.source_id or text("source_id"),
+        url=options.url or text("url"),
+        title=options.title or text("title"),
+        authors=options.authors if options.authors is not None else names("authors"),
+        year=options.year if options.year is not None else year,
+        tags=options.tags if options.tags is not None else names("tags"),
+        acl_groups=options.acl_groups or (frozenset(acl) if acl else frozenset()),
+    )

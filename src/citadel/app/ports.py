@@ -58,6 +58,18 @@ class SourceRegistry(Protocol):
         """Make ``version`` of ``source`` current with its chunks, all or nothing."""
         ...
 
+    def update(self, source: Source) -> None:
+        """Replace a live source's metadata (origin, title, ACL); versions are untouched."""
+        ...
+
+    def delete(self, source_id: str) -> None:
+        """Leave a tombstone: the record stays (so citations can say "deleted"), the text goes."""
+        ...
+
+    def prune(self, source_id: str, keep: int) -> int:
+        """Drop the chunks of all but the newest ``keep`` versions; return how many went."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class StoredPassage:

@@ -46,6 +46,8 @@ class SourceVersion:
     section_count: int
     chunk_count: int
     created_at: str
+    retained: bool = True
+    """False once retention dropped this version's chunks; its record stays."""
 
     def __post_init__(self) -> None:
         if self.version < 1:

@@ -66,7 +66,10 @@ def _emit(value: Any) -> None:
 
 @app.command()
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Files (PDF, Markdown, text) to ingest.")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Files (PDF, EPUB, HTML, Markdown, text) or HTML book folders."),
+    ],
     source_id: Annotated[str | None, typer.Option(help="Stable id for this source.")] = None,
     url: Annotated[str | None, typer.Option(help="Trusted canonical URL of the source.")] = None,
     tenant: Annotated[str | None, typer.Option(help="Tenant the source belongs to.")] = None,
@@ -74,6 +77,11 @@ def ingest(
         str | None, typer.Option(help="Comma-separated groups that may read it.")
     ] = None,
     title: Annotated[str | None, typer.Option(help="Override the title from the file.")] = None,
+    author: Annotated[
+        list[str] | None, typer.Option(help="Author (repeatable); overrides the file's.")
+    ] = None,
+    year: Annotated[int | None, typer.Option(help="Publication year.")] = None,
+    tag: Annotated[list[str] | None, typer.Option(help="Tag (repeatable).")] = None,
     json_out: JsonFlag = False,
     home: HomeOption = None,
 ) -> None:
@@ -89,6 +97,9 @@ def ingest(
             url=url,
             acl_groups=frozenset(g.strip() for g in (acl or "").split(",") if g.strip()),
             title=title,
+            authors=tuple(author) if author else None,
+            year=year,
+            tags=tuple(tag) if tag else None,
         )
         for path in paths:
             try:
@@ -191,6 +202,96 @@ def ask(
         _emit(render.answer_json(result))
     else:
         print(render.terminal_safe(render.answer_text(result)))
+
+
+sources_app = typer.Typer(no_args_is_help=True, help="Inspect and manage the source registry.")
+app.add_typer(sources_app, name="sources")
+
+
+def _library_call(home: Path | None, call: Any) -> Any:
+    with _services(home) as services:
+        try:
+            return call(services, _local_actor(services.settings))
+        except AppError as exc:
+            err.print(f"[red]error:[/red] {render.terminal_safe(str(exc))}")
+            raise typer.Exit(1) from exc
+
+
+@sources_app.command("list")
+def sources_list(json_out: JsonFlag = False, home: HomeOption = None) -> None:
+    """Live sources, by title."""
+    found = _library_call(home, lambda s, actor: s.library.list(actor))
+    if json_out:
+        for source in found:
+            _emit(render.source_json(source))
+        return
+    if not found:
+        print("The library is empty.")
+    for source in found:
+        print(render.terminal_safe(render.source_line(source)))
+
+
+@sources_app.command("show")
+def sources_show(
+    source_id: Annotated[str, typer.Argument(help="The source to show.")],
+    json_out: JsonFlag = False,
+    home: HomeOption = None,
+) -> None:
+    """A source's metadata and versions."""
+    details = _library_call(home, lambda s, actor: s.library.show(source_id, actor))
+    if json_out:
+        _emit(render.source_details_json(details))
+    else:
+        print(render.terminal_safe(render.source_details_text(details)))
+
+
+@sources_app.command("chunks")
+def sources_chunks(
+    source_id: Annotated[str, typer.Argument(help="The source whose chunks to print.")],
+    version: Annotated[int | None, typer.Option(min=1, help="Version (default: current).")] = None,
+    json_out: JsonFlag = False,
+    home: HomeOption = None,
+) -> None:
+    """A version's chunks in reading order (``--json``: one object per line)."""
+    chunks = _library_call(home, lambda s, actor: s.library.chunks(source_id, actor, version))
+    for chunk in chunks:
+        if json_out:
+            _emit(render.chunk_json(chunk))
+        else:
+            where = " > ".join(chunk.section_path) or "(no section)"
+            pages = chunk.page_label_start or chunk.location or ""
+            print(render.terminal_safe(f"#{chunk.ordinal} {where} [{pages}] {chunk.text[:100]!r}"))
+
+
+@sources_app.command("move")
+def sources_move(
+    source_id: Annotated[str, typer.Argument(help="The source that moved.")],
+    new_path: Annotated[Path, typer.Argument(help="Its new location.")],
+    json_out: JsonFlag = False,
+    home: HomeOption = None,
+) -> None:
+    """Record a new location; the source id, versions and citations stay the same."""
+    moved = _library_call(
+        home, lambda s, actor: s.library.move(source_id, str(new_path.resolve()), actor)
+    )
+    if json_out:
+        _emit(render.source_json(moved))
+    else:
+        err.print(f"moved {source_id} to {render.terminal_safe(moved.origin)}")
+
+
+@sources_app.command("delete")
+def sources_delete(
+    source_id: Annotated[str, typer.Argument(help="The source to delete.")],
+    json_out: JsonFlag = False,
+    home: HomeOption = None,
+) -> None:
+    """Delete a source's text; a tombstone stays so old citations say "deleted"."""
+    _library_call(home, lambda s, actor: s.library.delete(source_id, actor))
+    if json_out:
+        _emit({"source_id": source_id, "status": "deleted"})
+    else:
+        err.print(f"deleted {source_id} (tombstone kept)")
 
 
 @app.command()

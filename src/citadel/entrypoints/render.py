@@ -7,7 +7,10 @@ import unicodedata
 from typing import Any
 
 from citadel.app.ingest import IngestReport
+from citadel.app.library import SourceDetails
+from citadel.domain.document import Chunk
 from citadel.domain.model import AnswerResult, Citation, Evidence, SearchResult
+from citadel.domain.source import Source
 
 _NUMBERED = re.compile(r"^((?:\d+|[A-Z])(?:\.\d+)*)\.?\s+(.+)$")
 
@@ -155,3 +158,88 @@ def search_lines(result: SearchResult, limit: int = 10) -> list[str]:
 def terminal_safe(text: str) -> str:
     """Drop control and format characters (ANSI escapes, bidi overrides) before printing."""
     return "".join(ch for ch in text if ch == "\n" or unicodedata.category(ch) not in {"Cc", "Cf"})
+
+
+def source_json(source: Source) -> dict[str, Any]:
+    return {
+        "source_id": source.source_id,
+        "tenant": source.tenant,
+        "title": source.title,
+        "authors": list(source.authors),
+        "year": source.year,
+        "tags": list(source.tags),
+        "acl_groups": sorted(source.acl_groups),
+        "canonical_url": source.canonical_url,
+        "origin": source.origin,
+        "current_version": source.current_version,
+        "deleted": source.deleted,
+    }
+
+
+def source_line(source: Source) -> str:
+    by = f" — {source.author}" if source.authors else ""
+    return f"{source.source_id}  v{source.current_version}  {source.title}{by}"
+
+
+def source_details_json(details: SourceDetails) -> dict[str, Any]:
+    out = source_json(details.source)
+    out["versions"] = [
+        {
+            "version": v.version,
+            "content_sha256": v.content_sha256,
+            "parser": v.parser,
+            "chunker": v.chunker,
+            "pages": v.page_count,
+            "sections": v.section_count,
+            "chunks": v.chunk_count,
+            "created_at": v.created_at,
+            "retained": v.retained,
+        }
+        for v in details.versions
+    ]
+    return out
+
+
+def source_details_text(details: SourceDetails) -> str:
+    s = details.source
+    lines = [
+        f"{s.title}",
+        f"  source id   {s.source_id} (tenant {s.tenant})",
+        f"  authors     {s.author or '-'}",
+        f"  year        {s.year or '-'}",
+        f"  tags        {', '.join(s.tags) or '-'}",
+        f"  acl         {', '.join(sorted(s.acl_groups)) or '(everyone in the tenant)'}",
+        f"  url         {s.canonical_url or '-'}",
+        f"  location    {s.origin}",
+        "  versions:",
+    ]
+    for v in details.versions:
+        mark = "*" if v.version == s.current_version else " "
+        kept = "" if v.retained else " (text dropped by retention)"
+        lines.append(
+            f"   {mark} v{v.version}  {v.created_at}  sha256 {v.content_sha256[:16]}…"
+            f"  {v.page_count} pages, {v.section_count} sections, {v.chunk_count} chunks"
+            f"  [{v.parser}, {v.chunker}]{kept}"
+        )
+    return "\n".join(lines)
+
+
+def chunk_json(chunk: Chunk) -> dict[str, Any]:
+    return {
+        "chunk_id": chunk.chunk_id,
+        "source_id": chunk.source_id,
+        "version": chunk.version,
+        "ordinal": chunk.ordinal,
+        "section_path": list(chunk.section_path),
+        "chapter": chunk.chapter,
+        "section": chunk.section,
+        "page_start": chunk.page_start,
+        "page_end": chunk.page_end,
+        "page_label_start": chunk.page_label_start,
+        "page_label_end": chunk.page_label_end,
+        "location": chunk.location,
+        "char_start": chunk.char_start,
+        "char_end": chunk.char_end,
+        "sha256": chunk.sha256,
+        "text": chunk.text,
+    }

@@ -107,11 +107,25 @@ class SqliteLibrary:
     def versions(self, source_id: str) -> Sequence[SourceVersion]:
         rows = self._reader.execute(
             "SELECT source_id, version, content_sha256, parser, chunker, page_count,"
-            " section_count, chunk_count, created_at FROM source_versions"
+            " section_count, chunk_count, created_at, retained FROM source_versions"
             " WHERE source_id = ? ORDER BY version",
             (source_id,),
         ).fetchall()
-        return [SourceVersion(*row) for row in rows]
+        return [
+            SourceVersion(
+                source_id=row[0],
+                version=row[1],
+                content_sha256=row[2],
+                parser=row[3],
+                chunker=row[4],
+                page_count=row[5],
+                section_count=row[6],
+                chunk_count=row[7],
+                created_at=row[8],
+                retained=bool(row[9]),
+            )
+            for row in rows
+        ]
 
     def list(self, tenant: str | None = None) -> Sequence[Source]:
         sql = f"SELECT {_SOURCE_COLUMNS} FROM sources s WHERE s.deleted = 0"
@@ -199,6 +213,70 @@ class SqliteLibrary:
                     "INSERT INTO chunks_fts(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
                     (cursor.lastrowid, source.title, " / ".join(chunk.section_path), chunk.text),
                 )
+
+    def update(self, source: Source) -> None:
+        with self._transaction() as conn:
+            changed = conn.execute(
+                "UPDATE sources SET title = ?, authors = ?, year = ?, tags = ?, acl_groups = ?,"
+                " canonical_url = ?, origin = ? WHERE source_id = ? AND deleted = 0",
+                (
+                    source.title,
+                    json.dumps(list(source.authors)),
+                    source.year,
+                    json.dumps(list(source.tags)),
+                    json.dumps(sorted(source.acl_groups)),
+                    source.canonical_url,
+                    source.origin,
+                    source.source_id,
+                ),
+            ).rowcount
+            if not changed:
+                raise KeyError(source.source_id)
+            conn.execute(
+                "UPDATE chunks_fts SET title = ? WHERE rowid IN"
+                " (SELECT rowid FROM chunks WHERE source_id = ?)",
+                (source.title, source.source_id),
+            )
+
+    def delete(self, source_id: str) -> None:
+        with self._transaction() as conn:
+            changed = conn.execute(
+                "UPDATE sources SET deleted = 1 WHERE source_id = ? AND deleted = 0", (source_id,)
+            ).rowcount
+            if not changed:
+                raise KeyError(source_id)
+            conn.execute(
+                "DELETE FROM chunks_fts WHERE rowid IN"
+                " (SELECT rowid FROM chunks WHERE source_id = ?)",
+                (source_id,),
+            )
+            conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
+            conn.execute(
+                "UPDATE source_versions SET retained = 0 WHERE source_id = ?", (source_id,)
+            )
+
+    def prune(self, source_id: str, keep: int) -> int:
+        with self._transaction() as conn:
+            rows = conn.execute(
+                "SELECT version FROM source_versions WHERE source_id = ? AND retained = 1"
+                " ORDER BY version DESC",
+                (source_id,),
+            ).fetchall()
+            dropped = [int(row[0]) for row in rows[max(keep, 1) :]]
+            for version in dropped:
+                conn.execute(
+                    "DELETE FROM chunks_fts WHERE rowid IN"
+                    " (SELECT rowid FROM chunks WHERE source_id = ? AND version = ?)",
+                    (source_id, version),
+                )
+                conn.execute(
+                    "DELETE FROM chunks WHERE source_id = ? AND version = ?", (source_id, version)
+                )
+                conn.execute(
+                    "UPDATE source_versions SET retained = 0 WHERE source_id = ? AND version = ?",
+                    (source_id, version),
+                )
+        return len(dropped)
 
     # -- ChunkStore -----------------------------------------------------------------
 

@@ -32,6 +32,7 @@ CREATE TABLE IF NOT EXISTS source_versions (
     section_count  INTEGER NOT NULL,
     chunk_count    INTEGER NOT NULL,
     created_at     TEXT NOT NULL,
+    retained       INTEGER NOT NULL DEFAULT 1,
     PRIMARY KEY (source_id, version)
 );
 CREATE INDEX IF NOT EXISTS versions_hash ON source_versions(content_sha256);

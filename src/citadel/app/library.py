@@ -1,0 +1,75 @@
+"""Library use cases: list, inspect, move and delete sources, scoped to the actor."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from citadel.app.errors import Forbidden, InvalidRequest, NotFound
+from citadel.app.ports import ChunkStore, SourceRegistry
+from citadel.domain.document import Chunk
+from citadel.domain.model import Actor, Role
+from citadel.domain.source import AccessScope, Source, SourceVersion
+
+
+@dataclass(frozen=True, slots=True)
+class SourceDetails:
+    source: Source
+    versions: tuple[SourceVersion, ...]
+
+
+class LibraryService:
+    def __init__(self, registry: SourceRegistry, chunks: ChunkStore) -> None:
+        self._registry = registry
+        self._chunks = chunks
+
+    def list(self, actor: Actor) -> Sequence[Source]:
+        """Live sources ``actor`` may read."""
+        scope = AccessScope.of(actor)
+        return [s for s in self._registry.list(actor.tenant) if scope.allows(s)]
+
+    def show(self, source_id: str, actor: Actor) -> SourceDetails:
+        source = self._readable(source_id, actor)
+        return SourceDetails(source, tuple(self._registry.versions(source_id)))
+
+    def chunks(self, source_id: str, actor: Actor, version: int | None = None) -> Sequence[Chunk]:
+        """A version's chunks in reading order (the current version by default)."""
+        source = self._readable(source_id, actor)
+        wanted = version or source.current_version
+        known = {v.version: v for v in self._registry.versions(source_id)}
+        if wanted not in known:
+            raise NotFound(f"source {source_id} has no version {wanted}")
+        if not known[wanted].retained:
+            raise NotFound(f"version {wanted} of {source_id} is past retention")
+        return self._chunks.chunks(source_id, wanted)
+
+    def move(self, source_id: str, origin: str, actor: Actor) -> Source:
+        """Record a new location; identity, versions and citations are unchanged."""
+        self._require_librarian(actor)
+        if not origin.strip():
+            raise InvalidRequest("the new location is empty")
+        moved = replace(self._readable(source_id, actor), origin=origin)
+        self._registry.update(moved)
+        return moved
+
+    def delete(self, source_id: str, actor: Actor) -> None:
+        """Delete the text and leave a tombstone, so old citations resolve to "deleted"."""
+        self._require_librarian(actor)
+        self._readable(source_id, actor)
+        self._registry.delete(source_id)
+
+    def _readable(self, source_id: str, actor: Actor) -> Source:
+        source = self._registry.get(source_id)
+        # Another tenant's source and a missing one look the same: no existence leak.
+        if source is None or source.tenant != actor.tenant:
+            raise NotFound(f"no source {source_id}")
+        if source.deleted:
+            raise NotFound(f"source {source_id} was deleted")
+        if not AccessScope.of(actor).allows(source):
+            raise Forbidden(f"you may not read source {source_id}")
+        return source
+
+    @staticmethod
+    def _require_librarian(actor: Actor) -> None:
+        if actor.role not in {Role.LIBRARIAN, Role.ADMIN}:
+            raise Forbidden("only librarians and admins change the library")
