@@ -94,6 +94,10 @@ class IngestService:
         origin = str(path.resolve())
         existing = self._existing(options, content_sha, origin)
         if existing is not None and self._current_hash(existing) == content_sha:
+            if existing.origin != origin:
+                # Same content at a new place: the file moved; remember where it is now.
+                existing = replace(existing, origin=origin)
+                self._registry.update(existing)
             return self._report(shown, existing, existing.current_version, "unchanged")
 
         version_no = existing.current_version + 1 if existing else 1

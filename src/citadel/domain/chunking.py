@@ -130,7 +130,12 @@ def _sections(blocks: Sequence[Block]) -> list[list[int]]:
     for index, block in enumerate(blocks):
         if not block.text.strip():
             continue
-        if groups and blocks[groups[-1][-1]].section_path == block.section_path:
+        previous = blocks[groups[-1][-1]] if groups else None
+        # A chunk never spans a gap of dropped pages (an index, a figure-only page).
+        contiguous = previous is not None and (
+            previous.page is None or block.page is None or block.page - previous.page <= 1
+        )
+        if previous is not None and contiguous and previous.section_path == block.section_path:
             groups[-1].append(index)
         else:
             groups.append([index])

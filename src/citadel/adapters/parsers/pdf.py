@@ -32,7 +32,7 @@ _SKIP_TITLES = re.compile(
 )
 # An index or contents page: most lines end in page numbers ("surface, 174, 181").
 _PAGE_REFERENCE_LINE = re.compile(
-    r"[^\W\d_].*(?:,|\.{2,}|\s{2,})\s*(?:\d+|[ivxlc]+)(?:[–-]\d+)?(?:,\s*\d+(?:[–-]\d+)?)*\s*$",
+    r"\S.*?(?:,|(?:\s*\.){2,}|\s{2,})\s*(?:\d+|[ivxlc]+)(?:[–-]\d+)?(?:,\s*\d+(?:[–-]\d+)?)*\s*$",
     re.I,
 )
 _PARALLEL_MIN_PAGES = 150
@@ -88,6 +88,9 @@ class PdfParser:
         author = _meta(meta, "/Author")
         if not outline:
             outline = outline_from_text(texts, labels)
+        texts = [
+            _strip_running_lines(text, label) for text, label in zip(texts, labels, strict=True)
+        ]
         blocks, skipped = _blocks(texts, labels, outline)
         return ParsedDocument(
             title=title,
@@ -122,10 +125,12 @@ def _extract_texts(
 def _extract_parallel(
     path: Path, total: int, workers: int, progress: ProgressCallback | None
 ) -> list[str]:
-    batches = [(str(path), start, min(start + _BATCH, total)) for start in range(0, total, _BATCH)]
+    batches = [(start, min(start + _BATCH, total)) for start in range(0, total, _BATCH)]
     out: list[str] = []
     context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+    with concurrent.futures.ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_open_in_worker, initargs=(str(path),)
+    ) as pool:
         for batch in pool.map(_extract_batch, batches):
             out.extend(batch)
             if progress:
@@ -133,20 +138,45 @@ def _extract_parallel(
     return out
 
 
-def _extract_batch(job: tuple[str, int, int]) -> list[str]:
+_WORKER_READER: list[object] = []
+
+
+def _open_in_worker(path: str) -> None:
+    # One reader per worker process: fonts and cmaps parsed once are reused by
+    # every page, which is most of what text extraction costs.
     from pypdf import PdfReader
 
-    path, start, end = job
-    reader = PdfReader(path, strict=False)
-    return [_clean(reader.pages[i].extract_text() or "") for i in range(start, end)]
+    _WORKER_READER.append(PdfReader(path, strict=False))
 
 
-def _index_like(text: str) -> bool:
+def _extract_batch(job: tuple[int, int]) -> list[str]:
+    start, end = job
+    reader = _WORKER_READER[0]
+    pages = reader.pages  # type: ignore[attr-defined]
+    return [_clean(pages[i].extract_text() or "") for i in range(start, end)]
+
+
+def _strip_running_lines(text: str, label: str) -> str:
+    """Drop a running head or foot: a short first/last line that carries the page's label."""
+    lines = text.split("\n")
+    token = re.escape(label)
+    running = re.compile(rf"^\s*(?:{token}\b.{{0,80}}|.{{0,80}}\b{token})\s*$")
+    if lines and len(lines[0]) <= 90 and running.match(lines[0]):
+        lines = lines[1:]
+    if lines and len(lines[-1]) <= 90 and running.match(lines[-1]):
+        lines = lines[:-1]
+    return "\n".join(lines).strip()
+
+
+def _index_like(text: str, after_index: bool = False) -> bool:
+    """An index or contents page; a short page right after one (its tail) counts too."""
     lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) < 12:
-        return False
     hits = sum(1 for line in lines if _PAGE_REFERENCE_LINE.search(line))
-    return hits / len(lines) >= 0.6
+    if len(lines) >= 12:
+        return hits / len(lines) >= 0.6
+    if after_index:
+        return len(" ".join(lines).split()) <= 4 or hits / max(len(lines), 1) >= 0.5
+    return False
 
 
 def _meta(meta: object, key: str) -> str:
@@ -305,9 +335,11 @@ def _blocks(
             return
         blocks.append(Block(text=text, section_path=path(), page=page + 1, page_label=labels[page]))
 
+    previous_index = False
     for page, text in enumerate(texts):
         cursor = 0
-        if _index_like(text):
+        previous_index = _index_like(text, previous_index)
+        if previous_index:
             skipped.append(page + 1)
             for entry in by_page.get(page, []):
                 while stack and stack[-1].depth >= entry.depth:

@@ -337,7 +337,10 @@ class SqliteLibrary:
 
 
 def _fts_string(term: str) -> str:
-    # A term becomes an FTS5 string literal, so nothing in it is query syntax.
+    # A term becomes an FTS5 string literal, so nothing in it is query syntax. A NUL
+    # would end the literal early and a lone surrogate cannot be bound, so both become
+    # separators rather than errors.
+    term = term.replace("\x00", " ").encode("utf-8", "replace").decode("utf-8")
     return '"' + term.replace('"', '""') + '"'
 
 

@@ -1,0 +1,235 @@
+"""Ingestion is atomic and crash-safe, versioned, and refuses bad input per file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from pypdf import PdfWriter
+
+from citadel.adapters.clock import FixedClock
+from citadel.adapters.parsers.markdown import MarkdownParser
+from citadel.adapters.parsers.pdf import PdfParser
+from citadel.adapters.parsers.plaintext import PlainTextParser
+from citadel.adapters.sqlite.library import SqliteLibrary
+from citadel.app.errors import IngestError
+from citadel.app.ingest import IngestOptions, IngestService
+from tests.conftest import ROOT, shared_path
+
+
+def service(tmp_path: Path, **kwargs: object) -> tuple[IngestService, SqliteLibrary]:
+    library = SqliteLibrary(tmp_path / "lib.db")
+    parsers = (
+        PdfParser(max_pages=kwargs.pop("max_pages", 5000)),
+        MarkdownParser(),
+        PlainTextParser(),
+    )  # type: ignore[arg-type]
+    return IngestService(library, parsers, FixedClock(), **kwargs), library  # type: ignore[arg-type]
+
+
+def consistent(db: Path) -> None:
+    """Every visible version has all of its chunks, and the index holds exactly those."""
+    conn = sqlite3.connect(db)
+    try:
+        for source_id, current in conn.execute(
+            "SELECT source_id, current_version FROM sources WHERE deleted = 0"
+        ):
+            (expected,) = conn.execute(
+                "SELECT chunk_count FROM source_versions WHERE source_id = ? AND version = ?",
+                (source_id, current),
+            ).fetchone()
+            (stored,) = conn.execute(
+                "SELECT count(*) FROM chunks WHERE source_id = ? AND version = ?",
+                (source_id, current),
+            ).fetchone()
+            assert stored == expected > 0
+        (indexed,) = conn.execute("SELECT count(*) FROM chunks_fts").fetchone()
+        (current_chunks,) = conn.execute(
+            "SELECT count(*) FROM chunks c JOIN sources s ON s.source_id = c.source_id"
+            " WHERE s.deleted = 0 AND c.version = s.current_version"
+        ).fetchone()
+        assert indexed == current_chunks
+    finally:
+        conn.close()
+
+
+def test_identical_content_is_a_no_op_and_changed_content_a_new_version(tmp_path: Path) -> None:
+    ingest, library = service(tmp_path, retain_versions=2)
+    book = tmp_path / "notes.md"
+    book.write_text(
+        "# Notes\n\n## Retries\n\nA retry policy caps attempts so failures stay bounded.\n"
+    )
+    first = ingest.ingest(book, IngestOptions())
+    again = ingest.ingest(book, IngestOptions())
+    assert (first.status, again.status) == ("created", "unchanged")
+    assert again.source_id == first.source_id and again.version == 1
+
+    moved = tmp_path / "moved" / "notes-renamed.md"
+    moved.parent.mkdir()
+    book.rename(moved)
+    assert ingest.ingest(moved, IngestOptions()).status == "unchanged"  # identity survives a move
+
+    moved.write_text(moved.read_text() + "\nBackoff spreads retries out over time.\n")
+    second = ingest.ingest(moved, IngestOptions())
+    assert (second.status, second.source_id, second.version) == ("updated", first.source_id, 2)
+    assert library.chunks(first.source_id, 1), "the older version stays addressable"
+
+    moved.write_text(moved.read_text() + "\nJitter avoids synchronised retries.\n")
+    third = ingest.ingest(moved, IngestOptions())
+    assert third.version == 3
+    retained = {v.version: v.retained for v in library.versions(first.source_id)}
+    assert retained == {1: False, 2: True, 3: True}  # retention keeps the newest two
+    assert not library.chunks(first.source_id, 1)
+
+
+def test_explicit_source_id_makes_a_revision_of_that_source(tmp_path: Path) -> None:
+    ingest, _ = service(tmp_path)
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("The first edition says one thing about matrices and vectors.")
+    b.write_text("The second edition says another thing about matrices and vectors.")
+    one = ingest.ingest(a, IngestOptions(source_id="linear-algebra"))
+    two = ingest.ingest(b, IngestOptions(source_id="linear-algebra"))
+    assert (one.source_id, one.version, two.source_id, two.version) == (
+        "linear-algebra",
+        1,
+        "linear-algebra",
+        2,
+    )
+
+
+def test_sidecar_manifest_supplies_trusted_metadata_and_flags_override_it(tmp_path: Path) -> None:
+    ingest, library = service(tmp_path)
+    book = tmp_path / "guide.md"
+    book.write_text("# Guide\n\nSee https://evil.example/x for more; this is body text.\n")
+    (tmp_path / "guide.md.citadel.json").write_text(
+        json.dumps(
+            {"url": "https://docs.example.org/guide.html", "title": "The Guide", "year": 2024}
+        )
+    )
+    report = ingest.ingest(book, IngestOptions(title="Flag Title"))
+    source = library.get(report.source_id)
+    assert source is not None
+    assert source.canonical_url == "https://docs.example.org/guide.html"  # never from the text
+    assert (source.title, source.year) == ("Flag Title", 2024)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "reason"),
+    [
+        ("empty.txt", b"", "empty"),
+        ("latin1.txt", "caf\xe9 cr\xe8me".encode("latin-1"), "not_utf8"),
+        ("truncated.pdf", b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog", "corrupt"),
+        ("garbage.pdf", b"%PDF-1.4\n" + os.urandom(4096), "corrupt"),
+        ("binary.txt", b"text\x00with\x00nul", "binary"),
+        ("image.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 32, "unsupported"),
+    ],
+)
+def test_bad_files_get_a_clear_error_and_nothing_is_written(
+    tmp_path: Path, name: str, content: bytes, reason: str
+) -> None:
+    ingest, library = service(tmp_path)
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(IngestError) as caught:
+        ingest.ingest(path, IngestOptions())
+    assert caught.value.reason == reason
+    assert name in str(caught.value)
+    assert library.list() == []
+
+
+def test_encrypted_pdf_is_refused(tmp_path: Path) -> None:
+    writer = PdfWriter()
+    writer.add_blank_page(200, 200)
+    writer.encrypt("secret")
+    path = tmp_path / "locked.pdf"
+    with path.open("wb") as handle:
+        writer.write(handle)
+    ingest, library = service(tmp_path)
+    with pytest.raises(IngestError) as caught:
+        ingest.ingest(path, IngestOptions())
+    assert caught.value.reason == "encrypted"
+    assert library.list() == []
+
+
+def test_size_and_page_limits_are_enforced(tmp_path: Path) -> None:
+    book = tmp_path / "big.txt"
+    book.write_text("word " * 1000)
+    ingest, _ = service(tmp_path, max_file_bytes=1000)
+    with pytest.raises(IngestError) as caught:
+        ingest.ingest(book, IngestOptions())
+    assert caught.value.reason == "too_large"
+
+    writer = PdfWriter()
+    for _ in range(3):
+        writer.add_blank_page(200, 200)
+    pdf = tmp_path / "pages.pdf"
+    with pdf.open("wb") as handle:
+        writer.write(handle)
+    ingest, _ = service(tmp_path / "second", max_pages=2)
+    with pytest.raises(IngestError) as caught:
+        ingest.ingest(pdf, IngestOptions())
+    assert caught.value.reason == "too_many_pages"
+
+
+def test_a_batch_ingests_what_it_can_and_reports_each_file(tmp_path: Path) -> None:
+    good = tmp_path / "good.md"
+    good.write_text("# Good\n\nA perfectly fine paragraph about eigenvalues and eigenvectors.\n")
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"\xff\xfe\xfa not utf-8")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "citadel",
+            "ingest",
+            str(bad),
+            str(good),
+            "--json",
+            "--home",
+            str(tmp_path / "home"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(line["path"].endswith("bad.txt"), line["status"]) for line in lines] == [
+        (True, "failed"),
+        (False, "created"),
+    ]
+    assert lines[0]["reason"] == "not_utf8"
+    assert "not valid UTF-8" in result.stderr
+
+
+def test_kill_9_during_ingest_leaves_no_partial_version_and_a_rerun_completes(
+    tmp_path: Path,
+) -> None:
+    book = shared_path("books", "pdf", "R-intro.pdf")
+    home = tmp_path / "home"
+    command = [sys.executable, "-m", "citadel", "ingest", str(book), "--home", str(home)]
+    # Kill at several points: while parsing, around the commit, after it.
+    for delay in (0.3, 0.9, 1.5, 2.1, 2.7):
+        process = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+        if (home / "citadel.db").exists():
+            consistent(home / "citadel.db")
+    done = subprocess.run(
+        [*command, "--json"], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True
+    )
+    report = json.loads(done.stdout)
+    assert report["status"] in {"created", "unchanged"} and report["chunks"] > 100
+    consistent(home / "citadel.db")
