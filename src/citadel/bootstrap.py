@@ -8,6 +8,8 @@ from typing import Any
 
 from citadel.adapters.clock import SystemClock
 from citadel.adapters.generators.extractive import ExtractiveGenerator
+from citadel.adapters.parsers.epub import EpubParser
+from citadel.adapters.parsers.html import HtmlParser
 from citadel.adapters.parsers.markdown import MarkdownParser
 from citadel.adapters.parsers.pdf import PdfParser
 from citadel.adapters.parsers.plaintext import PlainTextParser
@@ -39,7 +41,13 @@ class Services:
 
 
 def default_parsers(settings: Settings) -> Sequence[DocumentParser]:
-    return (PdfParser(max_pages=settings.max_pages), MarkdownParser(), PlainTextParser())
+    return (
+        PdfParser(max_pages=settings.max_pages),
+        EpubParser(),
+        HtmlParser(max_pages=settings.max_pages),
+        MarkdownParser(),
+        PlainTextParser(),
+    )
 
 
 def build(settings: Settings, *, generator: AnswerGenerator | None = None) -> Services:

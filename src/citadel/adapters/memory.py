@@ -65,7 +65,10 @@ class InMemoryLibrary:
             if current is None or current.deleted:
                 raise KeyError(source.source_id)
             self._sources[source.source_id] = replace(
-                source, current_version=current.current_version, deleted=False
+                source,
+                tenant=current.tenant,
+                current_version=current.current_version,
+                deleted=False,
             )
 
     def delete(self, source_id: str) -> None:

@@ -11,9 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 from citadel.domain.document import Chunk, ParsedDocument
 from citadel.domain.model import Candidate, GenerationRequest, SearchFilters
 from citadel.domain.source import AccessScope, Source, SourceVersion
+
+# Vectors are numpy arrays at this boundary: a list of Python floats per chunk
+# would cost more than the search itself at 100k chunks.
+Vectors = npt.NDArray[np.float32]
 
 ProgressCallback = Callable[[int, int], None]
 """Called with (done, total) units of work — pages, spine items, files."""
@@ -104,6 +111,21 @@ class LexicalIndex(Protocol):
 
         ``scope`` is applied inside the search: chunks the scope may not read are
         never scored or returned. ``terms`` are plain words, never query syntax.
+        """
+        ...
+
+
+class Embedder(Protocol):
+    """Text to unit-length vectors; the same text always gives the same vector."""
+
+    name: str
+    """Model identity, part of the vector cache key (vectors of two models never mix)."""
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """A float32 array of shape (len(texts), dimension), each row L2-normalised.
+
+        Batching and threading are the adapter's business.
         """
         ...
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from citadel.domain.document import Block, Chunk
 from citadel.domain.text import split_sentences
 
-CHUNKER_VERSION = "sections-sentences/1"
+CHUNKER_VERSION = "sections-sentences/2"
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _BLOCK_SEPARATOR = "\n\n"

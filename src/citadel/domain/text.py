@@ -9,8 +9,9 @@ _WHITESPACE = re.compile(r"\s+")
 
 # Categories a displayed answer may never contain: controls (newline aside),
 # format characters (bidi overrides, zero-width, BOM, ...), surrogates,
-# private use, and the Unicode line/paragraph separators.
-_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+# private use, unassigned code points and noncharacters (U+FFFE, U+FFFF), and
+# the Unicode line/paragraph separators.
+_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 # Anything a renderer could turn into a link: a scheme, a "www." host, or a
 # scheme-less protocol-relative URL.
@@ -19,7 +20,12 @@ _URL = re.compile(
     r"|\b(?:javascript|vbscript|data|mailto|file|blob)\s*:)"
 )
 _MARKDOWN_LINK = re.compile(r"!?\[[^\]\n]*\]\s*[(\[]|^\s*\[[^\]\n]+\]:\s*\S|<[a-z]+:[^>\s]*>", re.M)
-_HTML_TAG = re.compile(r"<\s*/?\s*[a-z!?][^>]*>|&(?:#\d+|#x[0-9a-f]+|[a-z]{2,8});", re.I)
+# A tag is a name then ">" or an attribute ("a < b and c > d" is a comparison, not markup).
+_HTML_TAG = re.compile(
+    r"<\s*/?\s*[a-z][a-z0-9-]*(?:\s*/?>|\s+[a-z-]+\s*=)"  # <b>, </b>, < img src=...
+    r"|<[!?][^<>]*>|&(?:#\d+|#x[0-9a-f]+|[a-z]{2,8});",
+    re.I,
+)
 
 
 def normalise_passage(text: str) -> str:
@@ -94,8 +100,38 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     """Sentence spans ``(start, end)`` of ``text``; a cheap rule-based splitter.
 
     It avoids breaking after common abbreviations and single initials, which
-    are frequent in technical prose ("e.g.", "Fig. 3", "J. Smith").
+    are frequent in technical prose ("e.g.", "Fig. 3", "J. Smith"), and it
+    ends a sentence at a short line without closing punctuation — a heading,
+    a caption or a line of code — so those never glue onto the next sentence.
     """
+    spans: list[tuple[int, int]] = []
+    for run_start, run_end in _standalone_runs(text):
+        run = text[run_start:run_end]
+        spans.extend((run_start + s, run_start + e) for s, e in _prose_sentences(run))
+    return spans
+
+
+_SHORT_LINE = 60
+
+
+def _standalone_runs(text: str) -> list[tuple[int, int]]:
+    """Cut ``text`` after every short line that does not end in sentence punctuation."""
+    runs: list[tuple[int, int]] = []
+    start = 0
+    position = 0
+    for line in text.splitlines(keepends=True):
+        end = position + len(line)
+        body = line.strip()
+        if body and len(body) <= _SHORT_LINE and body[-1] not in ".,;:!?" and end < len(text):
+            runs.append((start, end))
+            start = end
+        position = end
+    if start < len(text):
+        runs.append((start, len(text)))
+    return runs
+
+
+def _prose_sentences(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     start = 0
     for match in _SENTENCE_END.finditer(text):
@@ -261,16 +297,11 @@ def terms(text: str) -> list[str]:
 
 def stem(word: str) -> str:
     """A deliberately small suffix stripper: enough to match plurals and -ing/-ed forms."""
-    for suffix, keep in (
-        ("ies", "y"),
-        ("sses", "ss"),
-        ("ing", ""),
-        ("ed", ""),
-        ("es", ""),
-        ("s", ""),
-    ):
+    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", "")):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            if suffix == "s" and word.endswith("ss"):
-                return word
             return word[: -len(suffix)] + keep
+    if word.endswith(("ches", "shes", "xes", "zes")) and len(word) >= 5:
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
+        return word[:-1]
     return word

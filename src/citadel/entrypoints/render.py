@@ -12,7 +12,11 @@ from citadel.domain.document import Chunk
 from citadel.domain.model import AnswerResult, Citation, Evidence, SearchResult
 from citadel.domain.source import Source
 
-_NUMBERED = re.compile(r"^((?:\d+|[A-Z])(?:\.\d+)*)\.?\s+(.+)$")
+# "7 Reading data", "Chapter 5. Data Definition", "B Invoking R" — but not "A sample session".
+_NUMBERED = re.compile(
+    r"^(?:[Cc]hapter\s+|[Aa]ppendix\s+)?(\d+(?:\.\d+)*|[A-Z](?:\.\d+)*(?=[.:]?\s+[A-Z0-9]))"
+    r"[.:]?\s+(.+)$"
+)
 
 
 def evidence_json(e: Evidence) -> dict[str, Any]:

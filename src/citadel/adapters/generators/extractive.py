@@ -52,8 +52,10 @@ class ExtractiveGenerator:
             bag = bags[index]
             matched = sum(math.log(1 + n / df[t]) for t in question if bag[t])
             # Prefer better-ranked passages a little, and sentences of useful length.
-            rank = sentences[index][0]
-            return matched / (1 + 0.05 * rank) / (1 + abs(len(bag) - 18) / 40)
+            rank, _, text = sentences[index]
+            # A whole sentence reads better than a fragment cut off by a code line.
+            whole = 1.0 if text[0].isupper() and text[-1] in ".!?:" else 0.6
+            return whole * matched / (1 + 0.05 * rank) / (1 + abs(len(bag) - 18) / 40)
 
         order = sorted(range(n), key=lambda i: (-score(i), i))
         order = [i for i in order if score(i) > 0] or order[:1]

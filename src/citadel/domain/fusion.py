@@ -1,0 +1,75 @@
+"""Fusing lexical and dense rankings into one score in [0, 1].
+
+Two methods, chosen by measurement (docs/retrieval.md):
+
+- ``weighted``: each list's scores are normalised per query (divided by that
+  list's best), then mixed with configured weights. A document missing from a
+  list contributes 0 for it, so a strong lexical-only hit keeps a high score.
+- ``rrf``: reciprocal-rank fusion, sum of ``w / (k + rank)``, divided by its
+  maximum so it also lands in [0, 1].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from citadel.domain.errors import InvalidValue
+
+
+@dataclass(frozen=True, slots=True)
+class FusionPolicy:
+    method: str = "weighted"
+    lexical_weight: float = 0.5
+    dense_weight: float = 0.5
+    rrf_k: int = 60
+
+    def __post_init__(self) -> None:
+        if self.method not in {"weighted", "rrf"}:
+            raise InvalidValue(f"unknown fusion method {self.method!r}")
+        if self.lexical_weight < 0 or self.dense_weight < 0:
+            raise InvalidValue("fusion weights are non-negative")
+        if self.lexical_weight + self.dense_weight <= 0:
+            raise InvalidValue("at least one fusion weight is positive")
+        if self.rrf_k < 1:
+            raise InvalidValue("rrf_k is at least 1")
+
+
+Ranking = Sequence[tuple[str, float]]
+"""(id, raw score) pairs, best first; larger is better."""
+
+
+def fuse(lexical: Ranking, dense: Ranking, policy: FusionPolicy) -> list[tuple[str, float]]:
+    """One ranking, best first, with scores in [0, 1]; ties broken by id for determinism."""
+    if policy.method == "rrf":
+        scores = _rrf(lexical, dense, policy)
+    else:
+        scores = _weighted(lexical, dense, policy)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _weighted(lexical: Ranking, dense: Ranking, policy: FusionPolicy) -> dict[str, float]:
+    total = policy.lexical_weight + policy.dense_weight
+    out: dict[str, float] = {}
+    for ranking, weight in ((lexical, policy.lexical_weight), (dense, policy.dense_weight)):
+        for doc, normalised in _normalised(ranking).items():
+            out[doc] = out.get(doc, 0.0) + weight * normalised / total
+    return {doc: min(1.0, max(0.0, score)) for doc, score in out.items()}
+
+
+def _normalised(ranking: Ranking) -> Mapping[str, float]:
+    if not ranking:
+        return {}
+    best = max(score for _, score in ranking)
+    if best <= 0:
+        return {doc: 0.0 for doc, _ in ranking}
+    return {doc: max(0.0, score) / best for doc, score in ranking}
+
+
+def _rrf(lexical: Ranking, dense: Ranking, policy: FusionPolicy) -> dict[str, float]:
+    ceiling = (policy.lexical_weight + policy.dense_weight) / (policy.rrf_k + 1)
+    out: dict[str, float] = {}
+    for ranking, weight in ((lexical, policy.lexical_weight), (dense, policy.dense_weight)):
+        for rank, (doc, _) in enumerate(ranking, start=1):
+            out[doc] = out.get(doc, 0.0) + weight / (policy.rrf_k + rank)
+    return {doc: score / ceiling for doc, score in out.items()}
