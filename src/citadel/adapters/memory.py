@@ -8,7 +8,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
-from citadel.app.ports import LexicalHit, StoredPassage
+import numpy as np
+
+from citadel.app.ports import ChunkVectors, DenseHit, LexicalHit, StoredPassage, Vectors
 from citadel.domain.document import Chunk
 from citadel.domain.model import SearchFilters
 from citadel.domain.source import AccessScope, Source, SourceVersion
@@ -23,6 +25,8 @@ class InMemoryLibrary:
         self._sources: dict[str, Source] = {}
         self._versions: dict[str, list[SourceVersion]] = {}
         self._chunks: dict[str, Chunk] = {}
+        self._embeddings: dict[tuple[str, str], Vectors] = {}
+        self._embed_keys: dict[str, str] = {}
 
     def get(self, source_id: str) -> Source | None:
         return self._sources.get(source_id)
@@ -46,9 +50,19 @@ class InMemoryLibrary:
         return sorted(live, key=lambda s: (s.title, s.source_id))
 
     def commit_version(
-        self, source: Source, version: SourceVersion, chunks: Sequence[Chunk]
+        self,
+        source: Source,
+        version: SourceVersion,
+        chunks: Sequence[Chunk],
+        vectors: ChunkVectors | None = None,
     ) -> None:
+        if vectors is not None and len(vectors.keys) != len(chunks):
+            raise ValueError("one vector key per chunk")
         with self._lock:
+            if vectors is not None:
+                for key, chunk, row in zip(vectors.keys, chunks, vectors.matrix, strict=True):
+                    self._embeddings.setdefault((key, vectors.model), np.array(row, np.float32))
+                    self._embed_keys[chunk.chunk_id] = key
             known = self._versions.get(source.source_id, [])
             if any(v.version == version.version for v in known):
                 raise ValueError(f"version {version.version} of {source.source_id} exists")
@@ -122,7 +136,7 @@ class InMemoryLibrary:
             source = self._sources[chunk.source_id]
             if chunk.version != source.current_version or not scope.allows(source):
                 continue
-            if filters.source_ids and chunk.source_id not in filters.source_ids:
+            if not _admits(filters, source, chunk):
                 continue
             text = " ".join((source.title, *chunk.section_path, chunk.text))
             docs.append((chunk, Counter(stem(w) for w in words(text))))
@@ -145,8 +159,35 @@ class InMemoryLibrary:
         hits.sort(key=lambda h: (-h.score, h.chunk_id))
         return hits[:limit]
 
+    def cached_vectors(self, keys: Sequence[str], model: str) -> dict[str, Vectors]:
+        return {k: self._embeddings[(k, model)] for k in keys if (k, model) in self._embeddings}
+
+    def search_vectors(
+        self, vector: Vectors, model: str, scope: AccessScope, filters: SearchFilters, limit: int
+    ) -> Sequence[DenseHit]:
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        hits: list[DenseHit] = []
+        for chunk in self._chunks.values():
+            source = self._sources[chunk.source_id]
+            if chunk.version != source.current_version or not scope.allows(source):
+                continue
+            if not _admits(filters, source, chunk):
+                continue
+            key = self._embed_keys.get(chunk.chunk_id)
+            stored = self._embeddings.get((key, model)) if key is not None else None
+            if stored is not None:
+                hits.append(DenseHit(chunk.chunk_id, float(stored @ query)))
+        hits.sort(key=lambda h: (-h.score, h.chunk_id))
+        return hits[:limit]
+
     def _current(self, source: Source) -> SourceVersion | None:
         for version in self._versions.get(source.source_id, []):
             if version.version == source.current_version:
                 return version
         return None
+
+
+def _admits(filters: SearchFilters, source: Source, chunk: Chunk) -> bool:
+    return filters.admits_source(
+        source.source_id, source.authors, source.tags, source.year
+    ) and filters.admits_section(chunk.section_path)

@@ -9,9 +9,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
+
 from citadel.app.errors import IngestError, ParseError
-from citadel.app.ports import Clock, DocumentParser, ProgressCallback, SourceRegistry
-from citadel.domain.chunking import CHUNKER_VERSION, ChunkingPolicy, canonical_text, chunk_blocks
+from citadel.app.ports import (
+    ChunkVectors,
+    Clock,
+    DocumentParser,
+    Embedder,
+    ProgressCallback,
+    SourceRegistry,
+    VectorIndex,
+    Vectors,
+)
+from citadel.domain.chunking import (
+    CHUNKER_VERSION,
+    ChunkingPolicy,
+    canonical_text,
+    chunk_blocks,
+    embedding_key,
+    embedding_text,
+)
+from citadel.domain.document import Chunk, ParsedDocument
 from citadel.domain.source import Source, SourceVersion
 
 
@@ -40,8 +59,24 @@ class IngestReport:
     chunks: int
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedVersion:
+    """A new version, parsed and chunked, not yet embedded or committed."""
+
+    shown: str
+    status: str
+    source: Source
+    version: SourceVersion
+    chunks: tuple[Chunk, ...]
+
+
 class IngestService:
-    """Files in, versions out; one file's failure never leaves anything of it behind."""
+    """Files in, versions out; one file's failure never leaves anything of it behind.
+
+    Each version goes through prepare (parse, chunk, decide the version),
+    embed (only text whose vector is not cached yet) and commit (chunks and
+    vectors in one transaction).
+    """
 
     def __init__(
         self,
@@ -49,13 +84,19 @@ class IngestService:
         parsers: Sequence[DocumentParser],
         clock: Clock,
         *,
+        embedder: Embedder | None = None,
+        vectors: VectorIndex | None = None,
         max_file_bytes: int = 512 * 1024 * 1024,
         chunking: ChunkingPolicy | None = None,
         retain_versions: int = 5,
     ) -> None:
+        if (embedder is None) != (vectors is None):
+            raise ValueError("an embedder needs a vector index, and the reverse")
         self._registry = registry
         self._parsers = tuple(parsers)
         self._clock = clock
+        self._embedder = embedder
+        self._vectors = vectors
         self._max_file_bytes = max_file_bytes
         self._chunking = chunking or ChunkingPolicy()
         self._retain_versions = retain_versions
@@ -67,7 +108,11 @@ class IngestService:
         raise IngestError(str(path), "unsupported", "no parser for this kind of file")
 
     def ingest(
-        self, path: Path, options: IngestOptions, progress: ProgressCallback | None = None
+        self,
+        path: Path,
+        options: IngestOptions,
+        progress: ProgressCallback | None = None,
+        embed_progress: ProgressCallback | None = None,
     ) -> IngestReport:
         """Ingest one file or directory-as-book; raise ``IngestError`` when refused."""
         shown = str(path)
@@ -87,11 +132,38 @@ class IngestService:
             document = parser.parse(path, progress)
         except ParseError as exc:
             raise IngestError(shown, exc.reason, str(exc)) from exc
+        prepared = self.prepare(document, options, origin=str(path.resolve()), shown=shown)
+        if isinstance(prepared, IngestReport):
+            return prepared
+        return self.commit([prepared], embed_progress)[0]
+
+    def ingest_documents(
+        self,
+        documents: Sequence[tuple[ParsedDocument, IngestOptions, str]],
+        progress: ProgressCallback | None = None,
+    ) -> list[IngestReport]:
+        """Ingest already-parsed documents ``(document, options, origin)`` in bulk.
+
+        Embedding is batched across all of them (far faster than one at a
+        time); each version is still committed in its own transaction.
+        """
+        reports: list[IngestReport] = []
+        pending: list[PreparedVersion] = []
+        for document, options, origin in documents:
+            prepared = self.prepare(document, options, origin=origin, shown=origin)
+            if isinstance(prepared, IngestReport):
+                reports.append(prepared)
+            else:
+                pending.append(prepared)
+        return reports + self.commit(pending, progress)
+
+    def prepare(
+        self, document: ParsedDocument, options: IngestOptions, *, origin: str, shown: str
+    ) -> PreparedVersion | IngestReport:
+        """Chunk a parsed document as the next version of its source, or report a no-op."""
         if not any(block.text.strip() for block in document.blocks):
             raise IngestError(shown, "no_text", "no body text could be extracted")
-
         content_sha = hashlib.sha256(canonical_text(document.blocks).text.encode()).hexdigest()
-        origin = str(path.resolve())
         existing = self._existing(options, content_sha, origin)
         if existing is not None and self._current_hash(existing) == content_sha:
             if existing.origin != origin:
@@ -108,7 +180,7 @@ class IngestService:
         source = Source(
             source_id=source_id,
             tenant=options.tenant,
-            title=options.title or document.title or path.stem,
+            title=options.title or document.title or Path(origin).stem,
             authors=options.authors if options.authors is not None else document.authors,
             year=options.year if options.year is not None else document.year,
             tags=options.tags if options.tags is not None else document.tags,
@@ -130,9 +202,61 @@ class IngestService:
             chunk_count=len(chunks),
             created_at=self._clock.now_iso(),
         )
-        self._registry.commit_version(source, version, chunks)
-        self._registry.prune(source_id, self._retain_versions)
-        return self._report(shown, source, version_no, "updated" if existing else "created")
+        status = "updated" if existing else "created"
+        return PreparedVersion(shown, status, source, version, chunks)
+
+    def commit(
+        self, prepared: Sequence[PreparedVersion], progress: ProgressCallback | None = None
+    ) -> list[IngestReport]:
+        """Embed what is not cached yet, then commit each version atomically."""
+        vectors = self._embed(prepared, progress)
+        reports: list[IngestReport] = []
+        for item, item_vectors in zip(prepared, vectors, strict=True):
+            self._registry.commit_version(item.source, item.version, item.chunks, item_vectors)
+            self._registry.prune(item.source.source_id, self._retain_versions)
+            reports.append(self._report(item.shown, item.source, item.version.version, item.status))
+        return reports
+
+    def _embed(
+        self, prepared: Sequence[PreparedVersion], progress: ProgressCallback | None
+    ) -> list[ChunkVectors | None]:
+        if self._embedder is None or self._vectors is None:
+            return [None] * len(prepared)
+        model = self._embedder.name
+        texts = [
+            [embedding_text(p.source.title, c.section_path, c.text) for c in p.chunks]
+            for p in prepared
+        ]
+        keys = [[embedding_key(text) for text in group] for group in texts]
+        known = self._vectors.cached_vectors([k for group in keys for k in group], model)
+        missing: dict[str, str] = {}
+        for group_keys, group_texts in zip(keys, texts, strict=True):
+            for key, text in zip(group_keys, group_texts, strict=True):
+                if key not in known:
+                    missing.setdefault(key, text)
+        if missing:
+            fresh = self._embed_texts(list(missing.values()), progress)
+            known.update(zip(missing, fresh, strict=True))
+        dimension = self._embedder.dimension
+        out: list[ChunkVectors | None] = []
+        for group_keys in keys:
+            matrix = np.zeros((len(group_keys), dimension), dtype=np.float32)
+            for row, key in enumerate(group_keys):
+                matrix[row] = known[key]
+            out.append(ChunkVectors(model=model, keys=tuple(group_keys), matrix=matrix))
+        return out
+
+    def _embed_texts(self, texts: list[str], progress: ProgressCallback | None) -> Vectors:
+        assert self._embedder is not None
+        step = 256
+        parts: list[Vectors] = []
+        for start in range(0, len(texts), step):
+            parts.append(self._embedder.embed(texts[start : start + step]))
+            if progress:
+                progress(min(start + step, len(texts)), len(texts))
+        return (
+            np.concatenate(parts) if parts else np.zeros((0, self._embedder.dimension), np.float32)
+        )
 
     def _existing(self, options: IngestOptions, content_sha: str, origin: str) -> Source | None:
         if options.source_id:

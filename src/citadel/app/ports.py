@@ -60,9 +60,13 @@ class SourceRegistry(Protocol):
         ...
 
     def commit_version(
-        self, source: Source, version: SourceVersion, chunks: Sequence[Chunk]
+        self,
+        source: Source,
+        version: SourceVersion,
+        chunks: Sequence[Chunk],
+        vectors: ChunkVectors | None = None,
     ) -> None:
-        """Make ``version`` of ``source`` current with its chunks, all or nothing."""
+        """Make ``version`` of ``source`` current with its chunks and vectors, all or nothing."""
         ...
 
     def update(self, source: Source) -> None:
@@ -75,6 +79,41 @@ class SourceRegistry(Protocol):
 
     def prune(self, source_id: str, keep: int) -> int:
         """Drop the chunks of all but the newest ``keep`` versions; return how many went."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkVectors:
+    """One vector per chunk of a version, and the cache key of the text each embeds."""
+
+    model: str
+    keys: tuple[str, ...]
+    """sha256 of the embedded text (title, section path, chunk text), one per chunk."""
+    matrix: Vectors
+    """Shape (len(keys), dimension); row i embeds chunk i."""
+
+
+@dataclass(frozen=True, slots=True)
+class DenseHit:
+    chunk_id: str
+    score: float
+    """Cosine similarity in [-1, 1]."""
+
+
+class VectorIndex(Protocol):
+    def cached_vectors(self, keys: Sequence[str], model: str) -> dict[str, Vectors]:
+        """Vectors already stored for these text hashes under ``model``: re-ingesting
+        unchanged text never re-embeds it."""
+        ...
+
+    def search_vectors(
+        self, vector: Vectors, model: str, scope: AccessScope, filters: SearchFilters, limit: int
+    ) -> Sequence[DenseHit]:
+        """Current-version chunks nearest ``vector`` (unit length), best first.
+
+        ``scope`` and ``filters`` are applied inside the search: a chunk the scope
+        may not read is never scored or returned.
+        """
         ...
 
 

@@ -1,19 +1,83 @@
-"""Search use case: plain-text query in, ranked evidence with normalised scores out."""
+"""Search use case: plain-text query in, ranked evidence with scores in [0, 1] out.
+
+Hybrid by default: BM25 over FTS5 and exact dense search each return their
+best candidates (both with the actor's scope and the filters applied inside),
+and the two rankings are fused into one score (``citadel.domain.fusion``).
+"""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
 from citadel.app.errors import InvalidRequest
-from citadel.app.ports import ChunkStore, LexicalIndex
-from citadel.domain.model import Actor, Evidence, Limits, SearchRequest, SearchResult
+from citadel.app.ports import ChunkStore, Embedder, LexicalIndex, VectorIndex, Vectors
+from citadel.domain.fusion import FusionPolicy, fuse
+from citadel.domain.model import (
+    Actor,
+    Evidence,
+    Limits,
+    SearchMode,
+    SearchRequest,
+    SearchResult,
+)
 from citadel.domain.source import AccessScope
 from citadel.domain.text import STOPWORDS, utf8_size, words
 
+_LEXICAL_ONLY = FusionPolicy(method="weighted", lexical_weight=1.0, dense_weight=0.0)
+_DENSE_ONLY = FusionPolicy(method="weighted", lexical_weight=0.0, dense_weight=1.0)
+
+
+class QueryVectorCache:
+    """A small LRU of query embeddings: repeated questions skip the model."""
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self._capacity = capacity
+        self._items: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str]) -> Vectors | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, str], vector: Vectors) -> None:
+        with self._lock:
+            self._items[key] = vector
+            self._items.move_to_end(key)
+            while len(self._items) > self._capacity:
+                self._items.popitem(last=False)
+
 
 class SearchService:
-    def __init__(self, lexical: LexicalIndex, chunks: ChunkStore, limits: Limits) -> None:
+    def __init__(
+        self,
+        lexical: LexicalIndex,
+        chunks: ChunkStore,
+        limits: Limits,
+        *,
+        vectors: VectorIndex | None = None,
+        embedder: Embedder | None = None,
+        fusion: FusionPolicy | None = None,
+        candidates: int = 100,
+    ) -> None:
+        if (vectors is None) != (embedder is None):
+            raise ValueError("dense search needs both a vector index and an embedder")
         self._lexical = lexical
         self._chunks = chunks
         self._limits = limits
+        self._vectors = vectors
+        self._embedder = embedder
+        self._fusion = fusion or FusionPolicy()
+        self._candidates = candidates
+        self._query_vectors = QueryVectorCache()
+
+    @property
+    def dense_enabled(self) -> bool:
+        return self._embedder is not None
 
     def search(self, request: SearchRequest, actor: Actor) -> SearchResult:
         """Rank the chunks ``actor`` may read; the query is always plain text."""
@@ -22,20 +86,53 @@ class SearchService:
             raise InvalidRequest(f"the query is over {self._limits.max_query_bytes} bytes")
         if not query.strip():
             raise InvalidRequest("the query is empty")
-        tokens = words(query)
-        meaningful = [t for t in tokens if t not in STOPWORDS] or tokens
         limit = min(request.limit, self._limits.max_results)
-        hits = self._lexical.search(
-            tuple(dict.fromkeys(meaningful)), AccessScope.of(actor), request.filters, limit
-        )
-        if not hits:
-            return SearchResult(query=query)
-        stored = self._chunks.passages([hit.chunk_id for hit in hits])
-        best = max(hit.score for hit in hits) or 1.0
+        depth = max(self._candidates, limit)
+        scope = AccessScope.of(actor)
+        lexical: Sequence[tuple[str, float]] = ()
+        dense: Sequence[tuple[str, float]] = ()
+        if request.mode in {SearchMode.HYBRID, SearchMode.LEXICAL}:
+            tokens = words(query)
+            meaningful = [t for t in tokens if t not in STOPWORDS] or tokens
+            hits = self._lexical.search(
+                tuple(dict.fromkeys(meaningful)), scope, request.filters, depth
+            )
+            lexical = [(hit.chunk_id, hit.score) for hit in hits]
+        if request.mode in {SearchMode.HYBRID, SearchMode.DENSE}:
+            if self._vectors is None or self._embedder is None:
+                if request.mode is SearchMode.DENSE:
+                    raise InvalidRequest("dense search is not configured")
+            else:
+                vector = self._query_vector(query)
+                found = self._vectors.search_vectors(
+                    vector, self._embedder.name, scope, request.filters, depth
+                )
+                dense = [(hit.chunk_id, hit.score) for hit in found]
+        policy = {
+            SearchMode.HYBRID: self._fusion if self._embedder is not None else _LEXICAL_ONLY,
+            SearchMode.LEXICAL: _LEXICAL_ONLY,
+            SearchMode.DENSE: _DENSE_ONLY,
+        }[request.mode]
+        ranked = fuse(lexical, dense, policy)[:limit]
+        return SearchResult(query=query, results=self._evidence(ranked))
+
+    def _query_vector(self, query: str) -> Vectors:
+        assert self._embedder is not None
+        key = (self._embedder.name, " ".join(query.split()))
+        cached = self._query_vectors.get(key)
+        if cached is None:
+            cached = self._embedder.embed([query])[0]
+            self._query_vectors.put(key, cached)
+        return cached
+
+    def _evidence(self, ranked: Sequence[tuple[str, float]]) -> tuple[Evidence, ...]:
+        if not ranked:
+            return ()
+        stored = self._chunks.passages([chunk_id for chunk_id, _ in ranked])
         results: list[Evidence] = []
-        for hit in hits:
-            found = stored.get(hit.chunk_id)
-            if found is None:
+        for chunk_id, score in ranked:
+            found = stored.get(chunk_id)
+            if found is None:  # deleted between ranking and reading
                 continue
             chunk, source = found.chunk, found.source
             results.append(
@@ -53,10 +150,9 @@ class SearchService:
                     page_end=chunk.page_end,
                     page_label_start=chunk.page_label_start,
                     page_label_end=chunk.page_label_end,
-                    # Per-query max normalisation until fusion calibrates scores.
-                    score=min(1.0, max(0.0, hit.score / best)),
+                    score=min(1.0, max(0.0, score)),
                     passage=chunk.text,
                     content_sha256=chunk.sha256,
                 )
             )
-        return SearchResult(query=query, results=tuple(results))
+        return tuple(results)

@@ -216,3 +216,23 @@ def _pack(pieces: Sequence[_Piece], policy: ChunkingPolicy) -> list[list[_Piece]
                 return groups
         groups.append(current)
     return groups
+
+
+def embedding_text(title: str, section_path: Sequence[str], text: str) -> str:
+    """What the dense model reads for a chunk: where it sits, then what it says.
+
+    The title and headings disambiguate short passages ("Vectors" in an R
+    manual vs. a physics book); headings that repeat the title are dropped.
+    """
+    context = [title.strip()] if title.strip() else []
+    for raw in section_path:
+        heading = raw.strip()
+        if heading and heading not in context:
+            context.append(heading)
+    prefix = " > ".join(context)
+    return f"{prefix}. {text}" if prefix else text
+
+
+def embedding_key(text: str) -> str:
+    """The vector cache key: the embedded text's sha256 (the store keeps models apart)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -98,7 +99,13 @@ def _python_reference(workdir: Path) -> Path:
     path = workdir / "python-language-reference.md"
     lines = ["# The Python Language Reference (pydoc topics)", ""]
     for name in sorted(topics):
-        lines += [f"## {name}", "", topics[name].strip(), ""]
+        # The topics underline their own headings with =, * or -: Markdown would
+        # read those as headings (or rules) and scramble the sections.
+        body = [
+            "" if re.fullmatch(r"\s*([=*~^-])\1{2,}\s*", line) else line
+            for line in topics[name].strip().splitlines()
+        ]
+        lines += [f"## {name}", "", *body, ""]
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
 

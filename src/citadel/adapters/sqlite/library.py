@@ -1,111 +1,77 @@
-"""SQLite library: source registry, chunk store and FTS5 lexical index in one file.
+"""SQLite library: source registry, chunk store, FTS5 lexical index and dense vectors.
 
-Reads use one connection per thread; writes go through one connection under
-a lock, each version in a single transaction, so a crash never leaves a
-partial version visible (WAL mode).
+One file holds everything; see ``database.py`` for the connection and
+transaction rules, ``filters.py`` for how scope and filters become SQL, and
+``dense.py`` for the vector matrix.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
-from citadel.adapters.sqlite.schema import SCHEMA, SCHEMA_VERSION
-from citadel.app.ports import LexicalHit, StoredPassage
+import numpy as np
+
+from citadel.adapters.sqlite.database import Database
+from citadel.adapters.sqlite.dense import DenseSearch
+from citadel.adapters.sqlite.filters import scope_and_filters
+from citadel.adapters.sqlite.rows import (
+    CHUNK_COLUMNS,
+    SOURCE_COLUMNS,
+    chunk_from_row,
+    section_key,
+    source_from_row,
+)
+from citadel.app.ports import ChunkVectors, DenseHit, LexicalHit, StoredPassage, Vectors
 from citadel.domain.document import Chunk
 from citadel.domain.model import SearchFilters
 from citadel.domain.source import AccessScope, Source, SourceVersion
 
-# bm25() column weights: title, headings (section path), body.
+# bm25() column weights: title, headings (section path), body. Chosen on SciFact
+# train (docs/retrieval.md).
 DEFAULT_WEIGHTS = (4.0, 2.0, 1.0)
-_BUSY_TIMEOUT_S = 30.0
 
 
 class SqliteLibrary:
     def __init__(self, path: Path, *, weights: tuple[float, float, float] = DEFAULT_WEIGHTS):
-        self._path = path
+        self._db = Database(path)
         self._weights = weights
-        self._local = threading.local()
-        self._write_lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._writer = self._connect()
-        with self._write_lock:
-            self._writer.executescript(SCHEMA)
-            self._writer.execute(
-                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
-                (str(SCHEMA_VERSION),),
-            )
-            self._writer.commit()
-
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_S, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        return conn
-
-    @property
-    def _reader(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._connect()
-            conn.execute("PRAGMA query_only=ON")
-            self._local.conn = conn
-        return conn
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._write_lock:
-            conn = self._writer
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.rollback()
-                raise
-            conn.commit()
+        self._dense = DenseSearch(self._db)
 
     def close(self) -> None:
-        self._writer.close()
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        self._db.close()
 
     # -- SourceRegistry -------------------------------------------------------------
 
     def get(self, source_id: str) -> Source | None:
-        row = self._reader.execute(
-            f"SELECT {_SOURCE_COLUMNS} FROM sources s WHERE s.source_id = ?", (source_id,)
+        row = self._db.reader.execute(
+            f"SELECT {SOURCE_COLUMNS} FROM sources s WHERE s.source_id = ?", (source_id,)
         ).fetchone()
-        return _source(row) if row else None
+        return source_from_row(row) if row else None
 
     def find(self, tenant: str, *, content_sha256: str = "", origin: str = "") -> Source | None:
         if content_sha256:
-            row = self._reader.execute(
-                f"SELECT {_SOURCE_COLUMNS} FROM sources s JOIN source_versions v"
+            row = self._db.reader.execute(
+                f"SELECT {SOURCE_COLUMNS} FROM sources s JOIN source_versions v"
                 " ON v.source_id = s.source_id AND v.version = s.current_version"
                 " WHERE s.tenant = ? AND s.deleted = 0 AND v.content_sha256 = ?"
                 " ORDER BY s.source_id LIMIT 1",
                 (tenant, content_sha256),
             ).fetchone()
         elif origin:
-            row = self._reader.execute(
-                f"SELECT {_SOURCE_COLUMNS} FROM sources s"
+            row = self._db.reader.execute(
+                f"SELECT {SOURCE_COLUMNS} FROM sources s"
                 " WHERE s.tenant = ? AND s.deleted = 0 AND s.origin = ?"
                 " ORDER BY s.source_id LIMIT 1",
                 (tenant, origin),
             ).fetchone()
         else:
             return None
-        return _source(row) if row else None
+        return source_from_row(row) if row else None
 
     def versions(self, source_id: str) -> Sequence[SourceVersion]:
-        rows = self._reader.execute(
+        rows = self._db.reader.execute(
             "SELECT source_id, version, content_sha256, parser, chunker, page_count,"
             " section_count, chunk_count, created_at, retained FROM source_versions"
             " WHERE source_id = ? ORDER BY version",
@@ -128,18 +94,24 @@ class SqliteLibrary:
         ]
 
     def list(self, tenant: str | None = None) -> Sequence[Source]:
-        sql = f"SELECT {_SOURCE_COLUMNS} FROM sources s WHERE s.deleted = 0"
+        sql = f"SELECT {SOURCE_COLUMNS} FROM sources s WHERE s.deleted = 0"
         args: tuple[str, ...] = ()
         if tenant is not None:
             sql += " AND s.tenant = ?"
             args = (tenant,)
-        rows = self._reader.execute(sql + " ORDER BY s.title, s.source_id", args).fetchall()
-        return [_source(row) for row in rows]
+        rows = self._db.reader.execute(sql + " ORDER BY s.title, s.source_id", args).fetchall()
+        return [source_from_row(row) for row in rows]
 
     def commit_version(
-        self, source: Source, version: SourceVersion, chunks: Sequence[Chunk]
+        self,
+        source: Source,
+        version: SourceVersion,
+        chunks: Sequence[Chunk],
+        vectors: ChunkVectors | None = None,
     ) -> None:
-        with self._transaction() as conn:
+        if vectors is not None and len(vectors.keys) != len(chunks):
+            raise ValueError("one vector key per chunk")
+        with self._db.transaction() as conn:
             conn.execute(
                 "INSERT INTO sources(source_id, tenant, title, authors, year, tags, acl_groups,"
                 " canonical_url, origin, current_version, deleted)"
@@ -184,12 +156,20 @@ class SqliteLibrary:
                 " (SELECT rowid FROM chunks WHERE source_id = ? AND version < ?)",
                 (source.source_id, version.version),
             )
-            for chunk in chunks:
+            if vectors is not None:
+                conn.executemany(
+                    "INSERT OR IGNORE INTO embeddings(key, model, vector) VALUES (?, ?, ?)",
+                    (
+                        (key, vectors.model, np.asarray(row, dtype="<f4").tobytes())
+                        for key, row in zip(vectors.keys, vectors.matrix, strict=True)
+                    ),
+                )
+            for index, chunk in enumerate(chunks):
                 cursor = conn.execute(
                     "INSERT INTO chunks(chunk_id, source_id, version, ordinal, text, sha256,"
                     " section_path, chapter, section, page_start, page_end, page_label_start,"
-                    " page_label_end, char_start, char_end, location)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " page_label_end, char_start, char_end, location, section_key, embed_key)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         chunk.chunk_id,
                         chunk.source_id,
@@ -207,6 +187,8 @@ class SqliteLibrary:
                         chunk.char_start,
                         chunk.char_end,
                         chunk.location,
+                        section_key(chunk.section_path),
+                        vectors.keys[index] if vectors is not None else None,
                     ),
                 )
                 conn.execute(
@@ -215,7 +197,7 @@ class SqliteLibrary:
                 )
 
     def update(self, source: Source) -> None:
-        with self._transaction() as conn:
+        with self._db.transaction() as conn:
             changed = conn.execute(
                 "UPDATE sources SET title = ?, authors = ?, year = ?, tags = ?, acl_groups = ?,"
                 " canonical_url = ?, origin = ? WHERE source_id = ? AND deleted = 0",
@@ -239,7 +221,7 @@ class SqliteLibrary:
             )
 
     def delete(self, source_id: str) -> None:
-        with self._transaction() as conn:
+        with self._db.transaction() as conn:
             changed = conn.execute(
                 "UPDATE sources SET deleted = 1 WHERE source_id = ? AND deleted = 0", (source_id,)
             ).rowcount
@@ -256,7 +238,7 @@ class SqliteLibrary:
             )
 
     def prune(self, source_id: str, keep: int) -> int:
-        with self._transaction() as conn:
+        with self._db.transaction() as conn:
             rows = conn.execute(
                 "SELECT version FROM source_versions WHERE source_id = ? AND retained = 1"
                 " ORDER BY version DESC",
@@ -281,27 +263,27 @@ class SqliteLibrary:
     # -- ChunkStore -----------------------------------------------------------------
 
     def chunks(self, source_id: str, version: int) -> Sequence[Chunk]:
-        rows = self._reader.execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks c WHERE c.source_id = ? AND c.version = ?"
+        rows = self._db.reader.execute(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.source_id = ? AND c.version = ?"
             " ORDER BY c.ordinal",
             (source_id, version),
         ).fetchall()
-        return [_chunk(row) for row in rows]
+        return [chunk_from_row(row) for row in rows]
 
     def passages(self, chunk_ids: Sequence[str]) -> dict[str, StoredPassage]:
         if not chunk_ids:
             return {}
         marks = ",".join("?" * len(chunk_ids))
-        rows = self._reader.execute(
-            f"SELECT {_CHUNK_COLUMNS}, {_SOURCE_COLUMNS} FROM chunks c"
+        rows = self._db.reader.execute(
+            f"SELECT {CHUNK_COLUMNS}, {SOURCE_COLUMNS} FROM chunks c"
             f" JOIN sources s ON s.source_id = c.source_id WHERE c.chunk_id IN ({marks})",
             tuple(chunk_ids),
         ).fetchall()
-        width = len(_CHUNK_COLUMNS.split(","))
+        width = len(CHUNK_COLUMNS.split(","))
         out: dict[str, StoredPassage] = {}
         for row in rows:
-            chunk = _chunk(row[:width])
-            out[chunk.chunk_id] = StoredPassage(chunk=chunk, source=_source(row[width:]))
+            chunk = chunk_from_row(row[:width])
+            out[chunk.chunk_id] = StoredPassage(chunk=chunk, source=source_from_row(row[width:]))
         return out
 
     # -- LexicalIndex ---------------------------------------------------------------
@@ -313,27 +295,36 @@ class SqliteLibrary:
             return []
         match = " OR ".join(_fts_string(term) for term in terms)
         weights = ", ".join(str(float(w)) for w in self._weights)
+        where, args = scope_and_filters(scope, filters)
         sql = (
             f"SELECT c.chunk_id, -bm25(chunks_fts, {weights}) AS score FROM chunks_fts"
             " JOIN chunks c ON c.rowid = chunks_fts.rowid"
             " JOIN sources s ON s.source_id = c.source_id"
-            " WHERE chunks_fts MATCH ? AND s.deleted = 0 AND s.tenant = ?"
+            f" WHERE chunks_fts MATCH ?{where} ORDER BY score DESC, c.chunk_id LIMIT ?"
         )
-        args: list[object] = [match, scope.tenant]
-        if not scope.unrestricted:
-            group_marks = ",".join("?" * len(scope.groups)) or "NULL"
-            sql += (
-                " AND (s.acl_groups = '[]' OR EXISTS (SELECT 1 FROM json_each(s.acl_groups) g"
-                f" WHERE g.value IN ({group_marks})))"
-            )
-            args.extend(sorted(scope.groups))
-        if filters.source_ids:
-            sql += f" AND c.source_id IN ({','.join('?' * len(filters.source_ids))})"
-            args.extend(sorted(filters.source_ids))
-        sql += " ORDER BY score DESC, c.chunk_id LIMIT ?"
-        args.append(limit)
-        rows = self._reader.execute(sql, args).fetchall()
+        rows = self._db.reader.execute(sql, [match, *args, limit]).fetchall()
         return [LexicalHit(chunk_id=row[0], score=float(row[1])) for row in rows]
+
+    # -- VectorIndex ----------------------------------------------------------------
+
+    def cached_vectors(self, keys: Sequence[str], model: str) -> dict[str, Vectors]:
+        out: dict[str, Vectors] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):
+            batch = unique[start : start + 500]
+            rows = self._db.reader.execute(
+                f"SELECT key, vector FROM embeddings WHERE model = ? AND key IN"
+                f" ({','.join('?' * len(batch))})",
+                [model, *batch],
+            ).fetchall()
+            for key, blob in rows:
+                out[key] = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+        return out
+
+    def search_vectors(
+        self, vector: Vectors, model: str, scope: AccessScope, filters: SearchFilters, limit: int
+    ) -> Sequence[DenseHit]:
+        return self._dense.search(vector, model, scope, filters, limit)
 
 
 def _fts_string(term: str) -> str:
@@ -342,83 +333,3 @@ def _fts_string(term: str) -> str:
     # separators rather than errors.
     term = term.replace("\x00", " ").encode("utf-8", "replace").decode("utf-8")
     return '"' + term.replace('"', '""') + '"'
-
-
-_SOURCE_COLUMNS = ", ".join(
-    f"s.{name}"
-    for name in (
-        "source_id",
-        "tenant",
-        "title",
-        "authors",
-        "year",
-        "tags",
-        "acl_groups",
-        "canonical_url",
-        "origin",
-        "current_version",
-        "deleted",
-    )
-)
-_CHUNK_COLUMNS = ", ".join(
-    f"c.{name}"
-    for name in (
-        "chunk_id",
-        "source_id",
-        "version",
-        "ordinal",
-        "text",
-        "sha256",
-        "section_path",
-        "chapter",
-        "section",
-        "page_start",
-        "page_end",
-        "page_label_start",
-        "page_label_end",
-        "char_start",
-        "char_end",
-        "location",
-    )
-)
-
-
-def _source(row: Sequence[object]) -> Source:
-    (sid, tenant, title, authors, year, tags, acl, url, origin, current, deleted) = row
-    return Source(
-        source_id=str(sid),
-        tenant=str(tenant),
-        title=str(title),
-        authors=tuple(json.loads(str(authors))),
-        year=int(str(year)) if year is not None else None,
-        tags=tuple(json.loads(str(tags))),
-        acl_groups=frozenset(json.loads(str(acl))),
-        canonical_url=str(url) if url is not None else None,
-        origin=str(origin),
-        current_version=int(str(current)),
-        deleted=bool(deleted),
-    )
-
-
-def _chunk(row: Sequence[object]) -> Chunk:
-    (cid, sid, version, ordinal, text, sha, path, chapter, section, ps, pe, ls, le, cs, ce, loc) = (
-        row
-    )
-    return Chunk(
-        chunk_id=str(cid),
-        source_id=str(sid),
-        version=int(str(version)),
-        ordinal=int(str(ordinal)),
-        text=str(text),
-        sha256=str(sha),
-        section_path=tuple(json.loads(str(path))),
-        chapter=str(chapter),
-        section=str(section),
-        page_start=int(str(ps)) if ps is not None else None,
-        page_end=int(str(pe)) if pe is not None else None,
-        page_label_start=str(ls) if ls is not None else None,
-        page_label_end=str(le) if le is not None else None,
-        char_start=int(str(cs)),
-        char_end=int(str(ce)),
-        location=str(loc) if loc is not None else None,
-    )

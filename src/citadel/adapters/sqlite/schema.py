@@ -1,6 +1,6 @@
 """The SQLite schema, applied idempotently on open."""
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -54,9 +54,19 @@ CREATE TABLE IF NOT EXISTS chunks (
     char_start       INTEGER NOT NULL,
     char_end         INTEGER NOT NULL,
     location         TEXT,
+    section_key      TEXT NOT NULL,         -- section path joined by U+001F, for prefix filters
+    embed_key        TEXT,                  -- sha256 of the embedded text, or NULL
     FOREIGN KEY (source_id, version) REFERENCES source_versions(source_id, version)
 );
 CREATE INDEX IF NOT EXISTS chunks_version ON chunks(source_id, version, ordinal);
+-- Vectors by the hash of the text they embed, per model: a cache that makes
+-- re-ingesting unchanged text free. float32 little-endian blobs.
+CREATE TABLE IF NOT EXISTS embeddings (
+    key    TEXT NOT NULL,
+    model  TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (key, model)
+) WITHOUT ROWID;
 -- Only current versions of live sources are indexed; rowid = chunks.rowid.
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     title, headings, body,

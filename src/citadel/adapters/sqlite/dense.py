@@ -1,0 +1,122 @@
+"""Exact dense search: the current chunks' vectors in one numpy matrix.
+
+The matrix is loaded from SQLite on first use and reloaded when the
+database's generation changes (any write, by any process). Scope and filters
+become a row mask before ranking, so rows the actor may not read are never
+ranked or returned.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from citadel.adapters.sqlite.database import Database
+from citadel.adapters.sqlite.rows import SOURCE_COLUMNS, source_from_row
+from citadel.app.ports import DenseHit, Vectors
+from citadel.domain.model import SearchFilters
+from citadel.domain.source import AccessScope, Source
+
+
+@dataclass(frozen=True, slots=True)
+class _Matrix:
+    generation: int
+    model: str
+    chunk_ids: tuple[str, ...]
+    vectors: Vectors
+    source_of_row: npt.NDArray[np.int32]
+    sources: tuple[Source, ...]
+    section_keys: npt.NDArray[np.str_]
+
+
+class DenseSearch:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._lock = threading.Lock()
+        self._matrix: _Matrix | None = None
+
+    def search(
+        self, vector: Vectors, model: str, scope: AccessScope, filters: SearchFilters, limit: int
+    ) -> Sequence[DenseHit]:
+        matrix = self._current(model)
+        if not matrix.chunk_ids:
+            return []
+        allowed_sources = np.fromiter(
+            (
+                scope.allows(s) and filters.admits_source(s.source_id, s.authors, s.tags, s.year)
+                for s in matrix.sources
+            ),
+            dtype=bool,
+            count=len(matrix.sources),
+        )
+        mask = allowed_sources[matrix.source_of_row]
+        if filters.section_prefix:
+            prefix = "".join(h.replace("\x1f", " ") + "\x1f" for h in filters.section_prefix)
+            mask &= np.char.startswith(matrix.section_keys, prefix)
+        candidates = np.flatnonzero(mask)
+        if candidates.size == 0:
+            return []
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        # One product over every row, then the mask: cheaper than copying the
+        # allowed rows out of a large matrix.
+        scores = (matrix.vectors @ query)[candidates]
+        rows = candidates
+        k = min(limit, scores.size)
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.lexsort((rows[top], -scores[top]))]
+        return [DenseHit(matrix.chunk_ids[rows[i]], float(scores[i])) for i in top]
+
+    def _current(self, model: str) -> _Matrix:
+        generation = self._db.generation()
+        matrix = self._matrix
+        if matrix is not None and matrix.generation == generation and matrix.model == model:
+            return matrix
+        with self._lock:
+            matrix = self._matrix
+            if matrix is None or matrix.generation != generation or matrix.model != model:
+                matrix = self._load(model, generation)
+                self._matrix = matrix
+        return matrix
+
+    def _load(self, model: str, generation: int) -> _Matrix:
+        conn = self._db.reader
+        sources = [
+            source_from_row(row)
+            for row in conn.execute(
+                f"SELECT {SOURCE_COLUMNS} FROM sources s WHERE s.deleted = 0 ORDER BY s.source_id"
+            )
+        ]
+        index = {s.source_id: i for i, s in enumerate(sources)}
+        rows = conn.execute(
+            "SELECT c.chunk_id, c.source_id, c.section_key, e.vector FROM chunks c"
+            " JOIN sources s ON s.source_id = c.source_id AND c.version = s.current_version"
+            " JOIN embeddings e ON e.key = c.embed_key AND e.model = ?"
+            " WHERE s.deleted = 0 ORDER BY c.rowid",
+            (model,),
+        ).fetchall()
+        if not rows:
+            return _Matrix(
+                generation,
+                model,
+                (),
+                np.zeros((0, 0), np.float32),
+                np.zeros(0, np.int32),
+                tuple(sources),
+                np.array([], dtype=np.str_),
+            )
+        vectors = np.frombuffer(b"".join(row[3] for row in rows), dtype="<f4").reshape(
+            len(rows), -1
+        )
+        return _Matrix(
+            generation=generation,
+            model=model,
+            chunk_ids=tuple(row[0] for row in rows),
+            vectors=np.ascontiguousarray(vectors, dtype=np.float32),
+            source_of_row=np.fromiter((index[row[1]] for row in rows), np.int32, len(rows)),
+            sources=tuple(sources),
+            section_keys=np.array([row[2] or "" for row in rows], dtype=np.str_),
+        )
