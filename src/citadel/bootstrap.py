@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from citadel.adapters.beir import load_beir
 from citadel.adapters.clock import SystemClock
+from citadel.adapters.embedding.hashing import HashingEmbedder
+from citadel.adapters.embedding.minilm import MiniLmEmbedder
 from citadel.adapters.generators.extractive import ExtractiveGenerator
 from citadel.adapters.parsers.epub import EpubParser
 from citadel.adapters.parsers.html import HtmlParser
@@ -15,9 +19,16 @@ from citadel.adapters.parsers.pdf import PdfParser
 from citadel.adapters.parsers.plaintext import PlainTextParser
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.app.answer import AnswerService
+from citadel.app.evaluation import BeirDataset
 from citadel.app.ingest import IngestService
 from citadel.app.library import LibraryService
-from citadel.app.ports import AnswerGenerator, ChunkStore, DocumentParser, SourceRegistry
+from citadel.app.ports import (
+    AnswerGenerator,
+    ChunkStore,
+    DocumentParser,
+    Embedder,
+    SourceRegistry,
+)
 from citadel.app.search import SearchService
 from citadel.config import Settings
 
@@ -50,11 +61,26 @@ def default_parsers(settings: Settings) -> Sequence[DocumentParser]:
     )
 
 
-def build(settings: Settings, *, generator: AnswerGenerator | None = None) -> Services:
+def build(
+    settings: Settings,
+    *,
+    generator: AnswerGenerator | None = None,
+    embedder: Embedder | None = None,
+) -> Services:
     """Wire the services for ``settings``; tests pass fakes as keyword overrides."""
-    library = SqliteLibrary(settings.db_path)
+    library = SqliteLibrary(settings.db_path, weights=settings.bm25_weights)
     clock = SystemClock()
-    search = SearchService(library, library, settings.limits)
+    chosen_embedder = embedder or _embedder(settings)
+    vectors = library if chosen_embedder is not None else None
+    search = SearchService(
+        library,
+        library,
+        settings.limits,
+        vectors=vectors,
+        embedder=chosen_embedder,
+        fusion=settings.fusion,
+        candidates=settings.search_candidates,
+    )
     chosen = generator or _generator(settings)
     return Services(
         settings=settings,
@@ -62,6 +88,8 @@ def build(settings: Settings, *, generator: AnswerGenerator | None = None) -> Se
             library,
             default_parsers(settings),
             clock,
+            embedder=chosen_embedder,
+            vectors=vectors,
             max_file_bytes=settings.max_file_bytes,
             retain_versions=settings.retain_versions,
         ),
@@ -74,7 +102,20 @@ def build(settings: Settings, *, generator: AnswerGenerator | None = None) -> Se
     )
 
 
+def _embedder(settings: Settings) -> Embedder | None:
+    if settings.embedder == "minilm":
+        return MiniLmEmbedder(threads=settings.embedder_threads)
+    if settings.embedder == "hashing":
+        return HashingEmbedder()
+    return None
+
+
 def _generator(settings: Settings) -> AnswerGenerator:
     if settings.generator == "extractive":
         return ExtractiveGenerator(settings.limits)
     raise ValueError(f"unknown generator {settings.generator!r}")
+
+
+def load_beir_dataset(directory: Path, split: str) -> BeirDataset:
+    """Read a BEIR data set from disk (the entrypoints may not import adapters)."""
+    return load_beir(directory, split)

@@ -6,13 +6,17 @@ a clear message on a malformed value. Secrets never appear in its repr.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from citadel.domain.errors import InvalidValue
+from citadel.domain.fusion import FusionPolicy
 from citadel.domain.model import Limits
 
 GENERATORS = ("extractive",)
+EMBEDDERS = ("minilm", "hashing", "none")
 
 
 class ConfigError(ValueError):
@@ -29,6 +33,11 @@ class Settings:
     max_file_bytes: int = 512 * 1024 * 1024
     max_pages: int = 5000
     retain_versions: int = 5
+    embedder: str = "minilm"
+    embedder_threads: int | None = None
+    fusion: FusionPolicy = field(default_factory=FusionPolicy)
+    bm25_weights: tuple[float, float, float] = (2.0, 2.0, 1.0)
+    search_candidates: int = 100
 
     @property
     def db_path(self) -> Path:
@@ -42,6 +51,20 @@ class Settings:
             raise ConfigError(
                 f"CITADEL_GENERATOR={generator!r} is not one of: {', '.join(GENERATORS)}"
             )
+        embedder = env.get("CITADEL_EMBEDDER", "minilm").strip().lower()
+        if embedder not in EMBEDDERS:
+            raise ConfigError(
+                f"CITADEL_EMBEDDER={embedder!r} is not one of: {', '.join(EMBEDDERS)}"
+            )
+        try:
+            fusion = FusionPolicy(
+                method=env.get("CITADEL_FUSION", "weighted").strip().lower(),
+                lexical_weight=_float(env, "CITADEL_FUSION_LEXICAL_WEIGHT", 0.4, zero_ok=True),
+                dense_weight=_float(env, "CITADEL_FUSION_DENSE_WEIGHT", 0.6, zero_ok=True),
+                rrf_k=_int(env, "CITADEL_FUSION_RRF_K", 60),
+            )
+        except InvalidValue as exc:
+            raise ConfigError(f"fusion settings: {exc}") from None
         limits = Limits(
             generator_deadline_s=_float(env, "CITADEL_GENERATOR_DEADLINE_S", 30.0),
             max_concurrent_generations=_int(env, "CITADEL_MAX_CONCURRENT_GENERATIONS", 4),
@@ -55,6 +78,11 @@ class Settings:
             max_file_bytes=_int(env, "CITADEL_MAX_FILE_BYTES", 512 * 1024 * 1024),
             max_pages=_int(env, "CITADEL_MAX_PAGES", 5000),
             retain_versions=_int(env, "CITADEL_RETAIN_VERSIONS", 5),
+            embedder=embedder,
+            embedder_threads=_int(env, "CITADEL_EMBEDDER_THREADS", 0) or None,
+            fusion=fusion,
+            search_candidates=_int(env, "CITADEL_SEARCH_CANDIDATES", 100),
+            bm25_weights=_weights(env, "CITADEL_BM25_WEIGHTS", (2.0, 2.0, 1.0)),
         )
 
     def with_overrides(self, **changes: object) -> Settings:
@@ -78,7 +106,7 @@ def _int(env: Mapping[str, str], name: str, default: int) -> int:
     return value
 
 
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
+def _float(env: Mapping[str, str], name: str, default: float, *, zero_ok: bool = False) -> float:
     raw = env.get(name)
     if raw is None or raw == "":
         return default
@@ -86,6 +114,23 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         raise ConfigError(f"{name} must be a number, got {raw!r}") from None
-    if not value > 0:
-        raise ConfigError(f"{name} must be positive, got {value}")
+    if value < 0 or (value == 0 and not zero_ok) or math.isnan(value):
+        raise ConfigError(
+            f"{name} must be {'non-negative' if zero_ok else 'positive'}, got {raw!r}"
+        )
     return value
+
+
+def _weights(
+    env: Mapping[str, str], name: str, default: tuple[float, float, float]
+) -> tuple[float, float, float]:
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        values = tuple(float(part) for part in raw.split(","))
+    except ValueError:
+        raise ConfigError(f"{name} must be three numbers like 4,2,1, got {raw!r}") from None
+    if len(values) != 3 or any(v < 0 or math.isnan(v) for v in values) or not any(values):
+        raise ConfigError(f"{name} must be three non-negative numbers like 4,2,1, got {raw!r}")
+    return (values[0], values[1], values[2])

@@ -494,7 +494,8 @@ def test_minimum_evidence_score_filters_on_the_normalised_score() -> None:
     search, _ = service(ScriptedGenerator())
     results = search.search(request().search, ACTOR).results
     scores = sorted({e.score for e in results}, reverse=True)
-    assert scores[0] == 1.0
+    # Calibrated, not relative: the best hit scores what the evidence is worth.
+    assert 0.0 < scores[0] <= 1.0
     assert len(scores) >= 2, "the fixture must give distinct scores"
     floor = (scores[0] + scores[1]) / 2
     expected = {e.evidence_id for e in results if e.score >= floor}

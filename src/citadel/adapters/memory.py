@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -128,36 +128,19 @@ class InMemoryLibrary:
     def search(
         self, terms: Sequence[str], scope: AccessScope, filters: SearchFilters, limit: int
     ) -> Sequence[LexicalHit]:
-        wanted = {stem(t.casefold()) for t in terms}
-        if not wanted:
-            return []
-        docs: list[tuple[Chunk, Counter[str]]] = []
-        for chunk in self._chunks.values():
+        def admitted(chunk: Chunk) -> bool:
             source = self._sources[chunk.source_id]
-            if chunk.version != source.current_version or not scope.allows(source):
-                continue
-            if not _admits(filters, source, chunk):
-                continue
-            text = " ".join((source.title, *chunk.section_path, chunk.text))
-            docs.append((chunk, Counter(stem(w) for w in words(text))))
-        if not docs:
-            return []
-        avg = sum(sum(c.values()) for _, c in docs) / len(docs)
-        df = {t: sum(1 for _, c in docs if c[t]) for t in wanted}
-        hits: list[LexicalHit] = []
-        for chunk, counts in docs:
-            length = sum(counts.values())
-            score = 0.0
-            for term in wanted:
-                tf = counts[term]
-                if not tf:
-                    continue
-                idf = math.log(1 + (len(docs) - df[term] + 0.5) / (df[term] + 0.5))
-                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avg))
-            if score > 0:
-                hits.append(LexicalHit(chunk.chunk_id, score))
-        hits.sort(key=lambda h: (-h.score, h.chunk_id))
+            return scope.allows(source) and _admits(filters, source, chunk)
+
+        hits = [h for h in self._bm25(terms) if admitted(self._chunks[h.chunk_id])]
         return hits[:limit]
+
+    def score_terms(self, terms: Sequence[str], chunk_ids: Sequence[str]) -> dict[str, float]:
+        wanted = set(chunk_ids)
+        return {h.chunk_id: h.score for h in self._bm25(terms) if h.chunk_id in wanted}
+
+    def _bm25(self, terms: Sequence[str]) -> Sequence[LexicalHit]:
+        return _bm25(terms, self._chunks.values(), self._sources)
 
     def cached_vectors(self, keys: Sequence[str], model: str) -> dict[str, Vectors]:
         return {k: self._embeddings[(k, model)] for k in keys if (k, model) in self._embeddings}
@@ -180,6 +163,18 @@ class InMemoryLibrary:
         hits.sort(key=lambda h: (-h.score, h.chunk_id))
         return hits[:limit]
 
+    def score_vectors(
+        self, vector: Vectors, model: str, chunk_ids: Sequence[str]
+    ) -> dict[str, float]:
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        out: dict[str, float] = {}
+        for chunk_id in chunk_ids:
+            key = self._embed_keys.get(chunk_id)
+            stored = self._embeddings.get((key, model)) if key is not None else None
+            if stored is not None and chunk_id in self._chunks:
+                out[chunk_id] = float(stored @ query)
+        return out
+
     def _current(self, source: Source) -> SourceVersion | None:
         for version in self._versions.get(source.source_id, []):
             if version.version == source.current_version:
@@ -191,3 +186,38 @@ def _admits(filters: SearchFilters, source: Source, chunk: Chunk) -> bool:
     return filters.admits_source(
         source.source_id, source.authors, source.tags, source.year
     ) and filters.admits_section(chunk.section_path)
+
+
+def _bm25(
+    terms: Sequence[str], chunks: Iterable[Chunk], sources: Mapping[str, Source]
+) -> list[LexicalHit]:
+    """BM25 over every live, current chunk — collection statistics are global, as in
+    FTS5 — best first; callers then keep what the actor may read."""
+    wanted = {stem(t.casefold()) for t in terms}
+    if not wanted:
+        return []
+    docs: list[tuple[Chunk, Counter[str]]] = []
+    for chunk in chunks:
+        source = sources[chunk.source_id]
+        if chunk.version != source.current_version or source.deleted:
+            continue
+        text = " ".join((source.title, *chunk.section_path, chunk.text))
+        docs.append((chunk, Counter(stem(w) for w in words(text))))
+    if not docs:
+        return []
+    avg = sum(sum(c.values()) for _, c in docs) / len(docs)
+    df = {t: sum(1 for _, c in docs if c[t]) for t in wanted}
+    hits: list[LexicalHit] = []
+    for chunk, counts in docs:
+        length = sum(counts.values())
+        score = 0.0
+        for term in wanted:
+            tf = counts[term]
+            if not tf:
+                continue
+            idf = math.log(1 + (len(docs) - df[term] + 0.5) / (df[term] + 0.5))
+            score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avg))
+        if score > 0:
+            hits.append(LexicalHit(chunk.chunk_id, score))
+    hits.sort(key=lambda h: (-h.score, h.chunk_id))
+    return hits

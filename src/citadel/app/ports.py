@@ -116,6 +116,13 @@ class VectorIndex(Protocol):
         """
         ...
 
+    def score_vectors(
+        self, vector: Vectors, model: str, chunk_ids: Sequence[str]
+    ) -> dict[str, float]:
+        """Cosine similarity of ``vector`` with each of these (already admitted) chunks;
+        chunks without a vector are absent."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class StoredPassage:
@@ -151,6 +158,11 @@ class LexicalIndex(Protocol):
         ``scope`` is applied inside the search: chunks the scope may not read are
         never scored or returned. ``terms`` are plain words, never query syntax.
         """
+        ...
+
+    def score_terms(self, terms: Sequence[str], chunk_ids: Sequence[str]) -> dict[str, float]:
+        """BM25 of these (already admitted) chunks for ``terms``, on the same scale as
+        ``search``; chunks matching no term are absent."""
         ...
 
 

@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from citadel.app.errors import InvalidRequest
-from citadel.app.ports import ChunkStore, Embedder, LexicalIndex, VectorIndex, Vectors
-from citadel.domain.fusion import FusionPolicy, fuse
+from citadel.app.ports import (
+    ChunkStore,
+    Embedder,
+    LexicalIndex,
+    StoredPassage,
+    VectorIndex,
+    Vectors,
+)
+from citadel.domain.fusion import FusionPolicy, calibrate, dense_evidence, fuse, term_coverage
 from citadel.domain.model import (
     Actor,
     Evidence,
@@ -25,8 +32,14 @@ from citadel.domain.model import (
 from citadel.domain.source import AccessScope
 from citadel.domain.text import STOPWORDS, utf8_size, words
 
+# How many of the best hits may lend the query its confidence (see fusion.calibrate).
+_CONFIDENCE_DEPTH = 10
 _LEXICAL_ONLY = FusionPolicy(method="weighted", lexical_weight=1.0, dense_weight=0.0)
 _DENSE_ONLY = FusionPolicy(method="weighted", lexical_weight=0.0, dense_weight=1.0)
+
+
+def _best_first(scores: dict[str, float]) -> list[tuple[str, float]]:
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
 class QueryVectorCache:
@@ -89,15 +102,14 @@ class SearchService:
         limit = min(request.limit, self._limits.max_results)
         depth = max(self._candidates, limit)
         scope = AccessScope.of(actor)
-        lexical: Sequence[tuple[str, float]] = ()
-        dense: Sequence[tuple[str, float]] = ()
+        lexical: dict[str, float] = {}
+        dense: dict[str, float] = {}
+        tokens = words(query)
+        terms = tuple(dict.fromkeys([t for t in tokens if t not in STOPWORDS] or tokens))
+        vector: Vectors | None = None
         if request.mode in {SearchMode.HYBRID, SearchMode.LEXICAL}:
-            tokens = words(query)
-            meaningful = [t for t in tokens if t not in STOPWORDS] or tokens
-            hits = self._lexical.search(
-                tuple(dict.fromkeys(meaningful)), scope, request.filters, depth
-            )
-            lexical = [(hit.chunk_id, hit.score) for hit in hits]
+            hits = self._lexical.search(terms, scope, request.filters, depth)
+            lexical = {hit.chunk_id: hit.score for hit in hits}
         if request.mode in {SearchMode.HYBRID, SearchMode.DENSE}:
             if self._vectors is None or self._embedder is None:
                 if request.mode is SearchMode.DENSE:
@@ -107,14 +119,37 @@ class SearchService:
                 found = self._vectors.search_vectors(
                     vector, self._embedder.name, scope, request.filters, depth
                 )
-                dense = [(hit.chunk_id, hit.score) for hit in found]
+                dense = {hit.chunk_id: hit.score for hit in found}
+        if request.mode is SearchMode.HYBRID and vector is not None and self._vectors is not None:
+            # Complete the picture: every candidate gets both scores, so a passage
+            # found by one method is judged on both, not penalised for missing
+            # the other's top list (measured: +0.007 nDCG@10 on SciFact train).
+            assert self._embedder is not None
+            only_dense = [c for c in dense if c not in lexical]
+            only_lexical = [c for c in lexical if c not in dense]
+            lexical.update(self._lexical.score_terms(terms, only_dense))
+            dense.update(self._vectors.score_vectors(vector, self._embedder.name, only_lexical))
         policy = {
             SearchMode.HYBRID: self._fusion if self._embedder is not None else _LEXICAL_ONLY,
             SearchMode.LEXICAL: _LEXICAL_ONLY,
             SearchMode.DENSE: _DENSE_ONLY,
         }[request.mode]
-        ranked = fuse(lexical, dense, policy)[:limit]
-        return SearchResult(query=query, results=self._evidence(ranked))
+        ranked = fuse(_best_first(lexical), _best_first(dense), policy)[:limit]
+        stored = self._chunks.passages([chunk_id for chunk_id, _ in ranked]) if ranked else {}
+        confidence = 0.0
+        for chunk_id, _ in ranked[:_CONFIDENCE_DEPTH]:
+            passage = stored.get(chunk_id)
+            if passage is None:
+                continue
+            text = " ".join((passage.source.title, *passage.chunk.section_path, passage.chunk.text))
+            evidence = term_coverage(terms, text)
+            if chunk_id in dense:
+                evidence = max(evidence, dense_evidence(dense[chunk_id], self._fusion))
+            confidence = max(confidence, evidence)
+        # A zero score is no evidence at all: nearest neighbours of a query about
+        # something the library does not hold are not results.
+        scored = [(chunk_id, s) for chunk_id, s in calibrate(ranked, confidence) if s > 0.0]
+        return SearchResult(query=query, results=self._evidence(scored, stored))
 
     def _query_vector(self, query: str) -> Vectors:
         assert self._embedder is not None
@@ -125,10 +160,9 @@ class SearchService:
             self._query_vectors.put(key, cached)
         return cached
 
-    def _evidence(self, ranked: Sequence[tuple[str, float]]) -> tuple[Evidence, ...]:
-        if not ranked:
-            return ()
-        stored = self._chunks.passages([chunk_id for chunk_id, _ in ranked])
+    def _evidence(
+        self, ranked: Sequence[tuple[str, float]], stored: Mapping[str, StoredPassage]
+    ) -> tuple[Evidence, ...]:
         results: list[Evidence] = []
         for chunk_id, score in ranked:
             found = stored.get(chunk_id)

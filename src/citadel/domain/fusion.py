@@ -7,6 +7,15 @@ Two methods, chosen by measurement (docs/retrieval.md):
   list contributes 0 for it, so a strong lexical-only hit keeps a high score.
 - ``rrf``: reciprocal-rank fusion, sum of ``w / (k + rank)``, divided by its
   maximum so it also lands in [0, 1].
+
+Both are relative: the best hit of any query scores near 1, even when the
+query matches nothing well. ``calibrate`` turns them into absolute scores by
+multiplying every score of a query by one confidence — the best absolute
+evidence among its top hits: the share of the query's terms a hit contains,
+or its cosine similarity mapped from [floor, ceiling] to [0, 1]. Multiplying
+by one constant never changes the order, so the measured ranking quality is
+untouched, while ``minimum_evidence_score`` now means the same thing for
+every query and a strong lexical-only hit keeps its score.
 """
 
 from __future__ import annotations
@@ -15,14 +24,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from citadel.domain.errors import InvalidValue
+from citadel.domain.text import stem, words
 
 
 @dataclass(frozen=True, slots=True)
 class FusionPolicy:
     method: str = "weighted"
-    lexical_weight: float = 0.5
-    dense_weight: float = 0.5
+    lexical_weight: float = 0.4
+    dense_weight: float = 0.6
     rrf_k: int = 60
+    # Cosines of all-MiniLM-L6-v2 on SciFact train: relevant pairs 5th percentile
+    # 0.31 and median 0.58; the best match of off-topic queries 0.15-0.35.
+    dense_floor: float = 0.30
+    dense_ceiling: float = 0.65
 
     def __post_init__(self) -> None:
         if self.method not in {"weighted", "rrf"}:
@@ -33,6 +47,8 @@ class FusionPolicy:
             raise InvalidValue("at least one fusion weight is positive")
         if self.rrf_k < 1:
             raise InvalidValue("rrf_k is at least 1")
+        if not -1.0 <= self.dense_floor < self.dense_ceiling <= 1.0:
+            raise InvalidValue("dense_floor < dense_ceiling, both within [-1, 1]")
 
 
 Ranking = Sequence[tuple[str, float]]
@@ -73,3 +89,24 @@ def _rrf(lexical: Ranking, dense: Ranking, policy: FusionPolicy) -> dict[str, fl
         for rank, (doc, _) in enumerate(ranking, start=1):
             out[doc] = out.get(doc, 0.0) + weight / (policy.rrf_k + rank)
     return {doc: score / ceiling for doc, score in out.items()}
+
+
+def dense_evidence(cosine: float, policy: FusionPolicy) -> float:
+    """A cosine as absolute evidence in [0, 1]."""
+    span = policy.dense_ceiling - policy.dense_floor
+    return min(1.0, max(0.0, (cosine - policy.dense_floor) / span))
+
+
+def term_coverage(query_terms: Sequence[str], text: str) -> float:
+    """The share of the query's (stemmed, non-stop) terms that ``text`` contains."""
+    wanted = {stem(t) for t in query_terms}
+    if not wanted:
+        return 0.0
+    present = {stem(w) for w in words(text)}
+    return len(wanted & present) / len(wanted)
+
+
+def calibrate(ranked: Sequence[tuple[str, float]], confidence: float) -> list[tuple[str, float]]:
+    """Scale a query's relative scores by its confidence in [0, 1]; the order is kept."""
+    scale = min(1.0, max(0.0, confidence))
+    return [(doc, score * scale) for doc, score in ranked]

@@ -44,11 +44,13 @@ def select_evidence(
 ) -> tuple[ContextEvidence, ...]:
     """Choose the closed context from ranked evidence (best first).
 
-    ``minimum_score`` is compared with the normalised score in [0, 1].
+    ``minimum_score`` is compared with the normalised score in [0, 1]. A score
+    of exactly 0 means no evidence at all (no query term present and no
+    semantic similarity), so such a passage is never admitted.
     """
     if not 0.0 <= minimum_score <= 1.0:
         raise ValueError("minimum_evidence_score must be in [0, 1]")
-    candidates = [e for e in ranked if e.score >= minimum_score]
+    candidates = [e for e in ranked if e.score >= minimum_score and e.score > 0.0]
     selected: list[ContextEvidence] = []
     seen_ids: set[str] = set()
     seen_passages: set[str] = set()

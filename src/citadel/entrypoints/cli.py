@@ -24,7 +24,7 @@ from citadel.app.errors import AppError, IngestError
 from citadel.app.ingest import IngestOptions
 from citadel.bootstrap import Services, build
 from citadel.config import ConfigError, Settings
-from citadel.domain.model import Actor, Role, SearchRequest
+from citadel.domain.model import Actor, Role, SearchMode, SearchRequest
 from citadel.entrypoints import render
 
 app = typer.Typer(
@@ -292,6 +292,53 @@ def sources_delete(
         _emit({"source_id": source_id, "status": "deleted"})
     else:
         err.print(f"deleted {source_id} (tombstone kept)")
+
+
+eval_app = typer.Typer(no_args_is_help=True, help="Measure retrieval quality.")
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("retrieval")
+def eval_retrieval(
+    beir: Annotated[Path, typer.Option("--beir", help="A BEIR-format data set directory.")],
+    split: Annotated[str, typer.Option("--split", help="Which qrels/SPLIT.tsv to score.")],
+    modes: Annotated[
+        str, typer.Option(help="Comma-separated: lexical, dense, hybrid.")
+    ] = "lexical,dense,hybrid",
+    max_queries: Annotated[
+        int | None, typer.Option(min=1, help="Score only the first N judged queries.")
+    ] = None,
+    json_out: JsonFlag = False,
+    home: Annotated[
+        Path | None,
+        typer.Option("--home", help="Keep the evaluation library here (re-runs skip ingestion)."),
+    ] = None,
+) -> None:
+    """Ingest a BEIR corpus (each document a source) and report nDCG@10, Recall@10,
+    Recall@100 and MRR@10 for each retrieval mode, in one run."""
+    from citadel.entrypoints.evaluation import run_retrieval_evaluation
+
+    try:
+        chosen = tuple(SearchMode(m.strip()) for m in modes.split(",") if m.strip())
+    except ValueError:
+        err.print("[red]error:[/red] --modes takes lexical, dense and hybrid")
+        raise typer.Exit(2) from None
+    try:
+        settings = Settings.from_env(os.environ)
+    except ConfigError as exc:
+        err.print(f"[red]configuration error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    try:
+        report = run_retrieval_evaluation(
+            settings, beir, split, chosen, home=home, max_queries=max_queries, console=err
+        )
+    except AppError as exc:
+        err.print(f"[red]error:[/red] {render.terminal_safe(str(exc))}")
+        raise typer.Exit(2) from exc
+    if json_out:
+        _emit(render.evaluation_json(report))
+    else:
+        print(render.evaluation_text(report))
 
 
 @app.command()

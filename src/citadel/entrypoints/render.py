@@ -6,6 +6,7 @@ import re
 import unicodedata
 from typing import Any
 
+from citadel.app.evaluation import EvaluationReport
 from citadel.app.ingest import IngestReport
 from citadel.app.library import SourceDetails
 from citadel.domain.document import Chunk
@@ -247,3 +248,36 @@ def chunk_json(chunk: Chunk) -> dict[str, Any]:
         "sha256": chunk.sha256,
         "text": chunk.text,
     }
+
+
+def evaluation_json(report: EvaluationReport) -> dict[str, Any]:
+    return {
+        "documents": report.documents,
+        "queries": report.queries,
+        "ingest_seconds": round(report.ingest_seconds, 2),
+        "ingested": report.created,
+        "modes": {
+            m.mode: {
+                **{k: round(v, 4) for k, v in m.metrics.items() if k != "queries"},
+                "latency_ms_p50": round(m.latency_ms_p50, 2),
+                "latency_ms_p95": round(m.latency_ms_p95, 2),
+            }
+            for m in report.modes
+        },
+    }
+
+
+def evaluation_text(report: EvaluationReport) -> str:
+    lines = [
+        f"{report.documents} documents ({report.created} ingested in"
+        f" {report.ingest_seconds:.1f} s), {report.queries} queries",
+        f"{'mode':8} {'nDCG@10':>8} {'R@10':>7} {'R@100':>7} {'MRR@10':>7}"
+        f" {'p50 ms':>7} {'p95 ms':>7}",
+    ]
+    for m in report.modes:
+        lines.append(
+            f"{m.mode:8} {m.metrics['ndcg@10']:>8.4f} {m.metrics['recall@10']:>7.4f}"
+            f" {m.metrics['recall@100']:>7.4f} {m.metrics['mrr@10']:>7.4f}"
+            f" {m.latency_ms_p50:>7.1f} {m.latency_ms_p95:>7.1f}"
+        )
+    return "\n".join(lines)

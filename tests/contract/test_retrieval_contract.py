@@ -1,0 +1,264 @@
+"""One contract for retrieval — lexical and vector search, filters, re-scoring — run
+against every adapter (SQLite and the in-memory fake).
+
+Filters and the access scope are applied inside both searches: a chunk outside
+them is never scored, counted or returned, whichever method looks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import pytest
+
+from citadel.adapters.embedding.hashing import HashingEmbedder
+from citadel.adapters.memory import InMemoryLibrary
+from citadel.adapters.sqlite.library import SqliteLibrary
+from citadel.app.ports import ChunkStore, ChunkVectors, LexicalIndex, SourceRegistry, VectorIndex
+from citadel.domain.chunking import CHUNKER_VERSION, embedding_key
+from citadel.domain.model import SearchFilters
+from citadel.domain.source import AccessScope, Source, SourceVersion
+from tests.builders import Passage, make_chunks, sha256_of
+
+EMBEDDER = HashingEmbedder()
+MODEL = EMBEDDER.name
+
+
+class Library(SourceRegistry, ChunkStore, LexicalIndex, VectorIndex, Protocol):
+    """Both adapters implement all four ports in one object."""
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+def library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Library]:
+    if request.param == "sqlite":
+        sqlite = SqliteLibrary(tmp_path / "retrieval.db")
+        yield sqlite
+        sqlite.close()
+    else:
+        yield InMemoryLibrary()
+
+
+def add(
+    library: Library,
+    source_id: str,
+    passages: Sequence[Passage],
+    *,
+    tenant: str = "acme",
+    authors: tuple[str, ...] = ("Ann Author",),
+    tags: tuple[str, ...] = (),
+    year: int | None = 2020,
+    acl: frozenset[str] = frozenset(),
+    version: int = 1,
+) -> list[str]:
+    """Commit a version with vectors; return its chunk ids."""
+    chunks = make_chunks(source_id, version, passages)
+    texts = [c.text for c in chunks]
+    source = Source(
+        source_id=source_id,
+        tenant=tenant,
+        title=f"Book {source_id}",
+        authors=authors,
+        year=year,
+        tags=tags,
+        acl_groups=acl,
+        origin=f"/books/{source_id}",
+        current_version=version,
+    )
+    record = SourceVersion(
+        source_id=source_id,
+        version=version,
+        content_sha256=sha256_of("".join(texts)),
+        parser="test/1",
+        chunker=CHUNKER_VERSION,
+        page_count=0,
+        section_count=1,
+        chunk_count=len(chunks),
+        created_at="2026-01-01T00:00:00+00:00",
+    )
+    vectors = ChunkVectors(
+        model=MODEL, keys=tuple(embedding_key(t) for t in texts), matrix=EMBEDDER.embed(texts)
+    )
+    library.commit_version(source, record, chunks, vectors)
+    return [c.chunk_id for c in chunks]
+
+
+SCOPE = AccessScope("acme", frozenset())
+EVERYTHING = SearchFilters()
+
+
+def dense(
+    library: Library,
+    text: str,
+    filters: SearchFilters = EVERYTHING,
+    scope: AccessScope = SCOPE,
+    limit: int = 50,
+) -> list[str]:
+    vector = EMBEDDER.embed([text])[0]
+    return [h.chunk_id for h in library.search_vectors(vector, MODEL, scope, filters, limit)]
+
+
+def lexical(
+    library: Library, *terms: str, filters: SearchFilters = EVERYTHING, scope: AccessScope = SCOPE
+) -> list[str]:
+    return [h.chunk_id for h in library.search(terms, scope, filters, 50)]
+
+
+@pytest.fixture
+def shelf(library: Library) -> dict[str, list[str]]:
+    """Three books with different authors, tags, years and sections."""
+    return {
+        "r": add(
+            library,
+            "r",
+            [
+                Passage(
+                    "Vectors hold numbers; a data frame holds vectors of equal length.",
+                    chapter="2 Vectors",
+                    section="2.1 Arithmetic",
+                ),
+                Passage("Factors hold categorical data with levels.", chapter="4 Factors"),
+            ],
+            authors=("R Core Team",),
+            tags=("stats", "r"),
+            year=2023,
+        ),
+        "pg": add(
+            library,
+            "pg",
+            [
+                Passage(
+                    "A check constraint limits the values a column of a table may hold.",
+                    chapter="5 Data Definition",
+                    section="5.4 Constraints",
+                ),
+            ],
+            authors=("PostgreSQL Group",),
+            tags=("sql",),
+            year=2022,
+        ),
+        "old": add(
+            library,
+            "old",
+            [
+                Passage("Vectors and tables in an old manual about data.", chapter="1 Basics"),
+            ],
+            authors=("Ann Author",),
+            tags=("stats",),
+            year=1999,
+        ),
+    }
+
+
+class TestVectorSearch:
+    def test_nearest_chunks_come_first_with_cosine_scores(self, library: Library, shelf) -> None:
+        vector = EMBEDDER.embed(["a check constraint on a table column"])[0]
+        hits = list(library.search_vectors(vector, MODEL, SCOPE, EVERYTHING, 10))
+        assert hits[0].chunk_id == shelf["pg"][0]
+        scores = [h.score for h in hits]
+        assert scores == sorted(scores, reverse=True)
+        assert all(-1.0001 <= s <= 1.0001 for s in scores)
+
+    def test_limit_and_unknown_model(self, library: Library, shelf) -> None:
+        assert len(dense(library, "data", limit=2)) == 2
+        vector = EMBEDDER.embed(["data"])[0]
+        assert list(library.search_vectors(vector, "another-model", SCOPE, EVERYTHING, 10)) == []
+
+    def test_scope_is_applied_inside_vector_search(self, library: Library, shelf) -> None:
+        secret = add(
+            library,
+            "secret",
+            [Passage("A check constraint on a secret table column.")],
+            acl=frozenset({"finance"}),
+        )
+        other = add(
+            library,
+            "other",
+            [Passage("A check constraint on another tenant's table.")],
+            tenant="globex",
+        )
+        seen = dense(library, "check constraint table column")
+        assert not set(secret) & set(seen) and not set(other) & set(seen)
+        finance = AccessScope("acme", frozenset({"finance"}))
+        assert set(secret) <= set(dense(library, "check constraint", scope=finance))
+
+    def test_a_new_version_replaces_the_old_one(self, library: Library, shelf) -> None:
+        newer = add(
+            library, "pg", [Passage("Exclusion constraints generalise unique ones.")], version=2
+        )
+        found = dense(library, "constraint")
+        assert set(newer) <= set(found) and not set(shelf["pg"]) & set(found)
+
+    def test_cached_vectors_by_text_hash(self, library: Library, shelf) -> None:
+        text = "Factors hold categorical data with levels."
+        cached = library.cached_vectors([embedding_key(text), "missing"], MODEL)
+        assert set(cached) == {embedding_key(text)}
+        assert np.allclose(cached[embedding_key(text)], EMBEDDER.embed([text])[0], atol=1e-6)
+        assert library.cached_vectors([embedding_key(text)], "another-model") == {}
+
+
+@pytest.mark.parametrize("method", ["lexical", "dense"])
+class TestFiltersInsideBothSearches:
+    def run(self, library: Library, method: str, filters: SearchFilters) -> set[str]:
+        if method == "lexical":
+            return set(
+                lexical(
+                    library, "vectors", "data", "table", "constraint", "factors", filters=filters
+                )
+            )
+        return set(dense(library, "vectors data table constraint factors", filters=filters))
+
+    def test_source_ids(self, library: Library, shelf, method: str) -> None:
+        assert self.run(library, method, SearchFilters(source_ids=frozenset({"pg"}))) == set(
+            shelf["pg"]
+        )
+
+    def test_authors(self, library: Library, shelf, method: str) -> None:
+        got = self.run(library, method, SearchFilters(authors=frozenset({"R Core Team", "Nobody"})))
+        assert got == set(shelf["r"])
+
+    def test_tags_any_and_all(self, library: Library, shelf, method: str) -> None:
+        any_stats = self.run(library, method, SearchFilters(tags_any=frozenset({"stats"})))
+        assert any_stats == set(shelf["r"]) | set(shelf["old"])
+        all_tags = self.run(library, method, SearchFilters(tags_all=frozenset({"stats", "r"})))
+        assert all_tags == set(shelf["r"])
+
+    def test_year_range(self, library: Library, shelf, method: str) -> None:
+        assert self.run(library, method, SearchFilters(year_min=2000)) == set(shelf["r"]) | set(
+            shelf["pg"]
+        )
+        assert self.run(library, method, SearchFilters(year_max=2022)) == set(shelf["pg"]) | set(
+            shelf["old"]
+        )
+        assert self.run(library, method, SearchFilters(year_min=2023, year_max=2023)) == set(
+            shelf["r"]
+        )
+
+    def test_section_prefix(self, library: Library, shelf, method: str) -> None:
+        got = self.run(library, method, SearchFilters(section_prefix=("2 Vectors",)))
+        assert got == {shelf["r"][0]}
+        deeper = SearchFilters(section_prefix=("2 Vectors", "2.1 Arithmetic"))
+        assert self.run(library, method, deeper) == {shelf["r"][0]}
+        assert self.run(library, method, SearchFilters(section_prefix=("2 Vec",))) == set()
+
+
+class TestRescoring:
+    def test_score_terms_matches_search_scores(self, library: Library, shelf) -> None:
+        hits = {h.chunk_id: h.score for h in library.search(("vectors",), SCOPE, EVERYTHING, 50)}
+        rescored = library.score_terms(("vectors",), [*hits, shelf["pg"][0]])
+        assert rescored.keys() == hits.keys()  # the constraint chunk has no "vectors"
+        for chunk_id, score in hits.items():
+            assert rescored[chunk_id] == pytest.approx(score, rel=1e-6)
+
+    def test_score_vectors_matches_search_scores(self, library: Library, shelf) -> None:
+        vector = EMBEDDER.embed(["data frame vectors"])[0]
+        hits = {
+            h.chunk_id: h.score
+            for h in library.search_vectors(vector, MODEL, SCOPE, EVERYTHING, 50)
+        }
+        rescored = library.score_vectors(vector, MODEL, [*hits, "no-such-chunk"])
+        assert rescored.keys() == hits.keys()
+        for chunk_id, score in hits.items():
+            assert rescored[chunk_id] == pytest.approx(score, abs=1e-5)
