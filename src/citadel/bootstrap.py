@@ -98,7 +98,7 @@ def build(
         answer=AnswerService(search, chosen, settings.limits),
         registry=library,
         chunks=library,
-        closers=(library,),
+        closers=(search, library),
     )
 
 

@@ -245,13 +245,6 @@ class TestFiltersInsideBothSearches:
 
 
 class TestRescoring:
-    def test_score_terms_matches_search_scores(self, library: Library, shelf) -> None:
-        hits = {h.chunk_id: h.score for h in library.search(("vectors",), SCOPE, EVERYTHING, 50)}
-        rescored = library.score_terms(("vectors",), [*hits, shelf["pg"][0]])
-        assert rescored.keys() == hits.keys()  # the constraint chunk has no "vectors"
-        for chunk_id, score in hits.items():
-            assert rescored[chunk_id] == pytest.approx(score, rel=1e-6)
-
     def test_score_vectors_matches_search_scores(self, library: Library, shelf) -> None:
         vector = EMBEDDER.embed(["data frame vectors"])[0]
         hits = {

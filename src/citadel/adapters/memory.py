@@ -135,10 +135,6 @@ class InMemoryLibrary:
         hits = [h for h in self._bm25(terms) if admitted(self._chunks[h.chunk_id])]
         return hits[:limit]
 
-    def score_terms(self, terms: Sequence[str], chunk_ids: Sequence[str]) -> dict[str, float]:
-        wanted = set(chunk_ids)
-        return {h.chunk_id: h.score for h in self._bm25(terms) if h.chunk_id in wanted}
-
     def _bm25(self, terms: Sequence[str]) -> Sequence[LexicalHit]:
         return _bm25(terms, self._chunks.values(), self._sources)
 

@@ -160,11 +160,6 @@ class LexicalIndex(Protocol):
         """
         ...
 
-    def score_terms(self, terms: Sequence[str], chunk_ids: Sequence[str]) -> dict[str, float]:
-        """BM25 of these (already admitted) chunks for ``terms``, on the same scale as
-        ``search``; chunks matching no term are absent."""
-        ...
-
 
 class Embedder(Protocol):
     """Text to unit-length vectors; the same text always gives the same vector."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -295,6 +296,7 @@ def terms(text: str) -> list[str]:
     ]
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A deliberately small suffix stripper: enough to match plurals and -ing/-ed forms."""
     for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", "")):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +20,8 @@ from citadel.adapters.sqlite.rows import SOURCE_COLUMNS, source_from_row
 from citadel.app.ports import DenseHit, Vectors
 from citadel.domain.model import SearchFilters
 from citadel.domain.source import AccessScope, Source
+
+_ADMITTED_CACHE = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +34,9 @@ class _Matrix:
     sources: tuple[Source, ...]
     section_keys: npt.NDArray[np.str_]
     row_of: dict[str, int]
+    admitted: dict[tuple[AccessScope, SearchFilters], npt.NDArray[np.intp]] = field(
+        default_factory=dict
+    )
 
 
 class DenseSearch:
@@ -46,6 +51,29 @@ class DenseSearch:
         matrix = self._current(model)
         if not matrix.chunk_ids:
             return []
+        candidates = self._candidates(matrix, scope, filters)
+        if candidates.size == 0:
+            return []
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        # One product over every row, then the mask: cheaper than copying the
+        # allowed rows out of a large matrix.
+        scores = (matrix.vectors @ query)[candidates]
+        rows = candidates
+        k = min(limit, scores.size)
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.lexsort((rows[top], -scores[top]))]
+        return [DenseHit(matrix.chunk_ids[rows[i]], float(scores[i])) for i in top]
+
+    def _candidates(
+        self, matrix: _Matrix, scope: AccessScope, filters: SearchFilters
+    ) -> npt.NDArray[np.intp]:
+        """Row numbers the scope and filters admit; memoised per matrix, since the same
+        few (tenant, groups, filters) combinations recur and a library can hold
+        thousands of sources."""
+        key = (scope, filters)
+        found = matrix.admitted.get(key)
+        if found is not None:
+            return found
         allowed_sources = np.fromiter(
             (
                 scope.allows(s) and filters.admits_source(s.source_id, s.authors, s.tags, s.year)
@@ -58,18 +86,11 @@ class DenseSearch:
         if filters.section_prefix:
             prefix = "".join(h.replace("\x1f", " ") + "\x1f" for h in filters.section_prefix)
             mask &= np.char.startswith(matrix.section_keys, prefix)
-        candidates = np.flatnonzero(mask)
-        if candidates.size == 0:
-            return []
-        query = np.asarray(vector, dtype=np.float32).reshape(-1)
-        # One product over every row, then the mask: cheaper than copying the
-        # allowed rows out of a large matrix.
-        scores = (matrix.vectors @ query)[candidates]
-        rows = candidates
-        k = min(limit, scores.size)
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.lexsort((rows[top], -scores[top]))]
-        return [DenseHit(matrix.chunk_ids[rows[i]], float(scores[i])) for i in top]
+        rows = np.flatnonzero(mask)
+        if len(matrix.admitted) >= _ADMITTED_CACHE:
+            matrix.admitted.clear()
+        matrix.admitted[key] = rows
+        return rows
 
     def score(self, vector: Vectors, model: str, chunk_ids: Sequence[str]) -> dict[str, float]:
         matrix = self._current(model)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
+from citadel.adapters.sqlite.access import access_query, access_text
 from citadel.adapters.sqlite.database import Database
 from citadel.adapters.sqlite.dense import DenseSearch
-from citadel.adapters.sqlite.filters import scope_and_filters
 from citadel.adapters.sqlite.rows import (
     CHUNK_COLUMNS,
     SOURCE_COLUMNS,
@@ -38,6 +38,7 @@ class SqliteLibrary:
         self._db = Database(path)
         self._weights = weights
         self._dense = DenseSearch(self._db)
+        self._facts: tuple[int, str | None, bool] | None = None
 
     def close(self) -> None:
         self._db.close()
@@ -192,8 +193,15 @@ class SqliteLibrary:
                     ),
                 )
                 conn.execute(
-                    "INSERT INTO chunks_fts(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
-                    (cursor.lastrowid, source.title, " / ".join(chunk.section_path), chunk.text),
+                    "INSERT INTO chunks_fts(rowid, title, headings, body, access)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (
+                        cursor.lastrowid,
+                        source.title,
+                        " / ".join(chunk.section_path),
+                        chunk.text,
+                        access_text(source, chunk),
+                    ),
                 )
 
     def update(self, source: Source) -> None:
@@ -214,10 +222,18 @@ class SqliteLibrary:
             ).rowcount
             if not changed:
                 raise KeyError(source.source_id)
-            conn.execute(
-                "UPDATE chunks_fts SET title = ? WHERE rowid IN"
-                " (SELECT rowid FROM chunks WHERE source_id = ?)",
-                (source.title, source.source_id),
+            # The title and the access tokens (ACL, authors, tags) follow the source.
+            current = conn.execute(
+                f"SELECT c.rowid, {CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f"
+                " ON f.rowid = c.rowid WHERE c.source_id = ?",
+                (source.source_id,),
+            ).fetchall()
+            conn.executemany(
+                "UPDATE chunks_fts SET title = ?, access = ? WHERE rowid = ?",
+                (
+                    (source.title, access_text(source, chunk_from_row(row[1:])), row[0])
+                    for row in current
+                ),
             )
 
     def delete(self, source_id: str) -> None:
@@ -293,35 +309,59 @@ class SqliteLibrary:
     ) -> Sequence[LexicalHit]:
         if not terms:
             return []
-        match = " OR ".join(_fts_string(term) for term in terms)
-        weights = ", ".join(str(float(w)) for w in self._weights)
-        where, args = scope_and_filters(scope, filters)
-        sql = (
-            f"SELECT c.chunk_id, -bm25(chunks_fts, {weights}) AS score FROM chunks_fts"
-            " JOIN chunks c ON c.rowid = chunks_fts.rowid"
-            " JOIN sources s ON s.source_id = c.source_id"
-            f" WHERE chunks_fts MATCH ?{where} ORDER BY score DESC, c.chunk_id LIMIT ?"
-        )
-        rows = self._db.reader.execute(sql, [match, *args, limit]).fetchall()
+        words = " OR ".join(_fts_string(term) for term in terms)
+        # Terms match the text columns only; the scope and filters are index
+        # lookups on the access column (access.py), ANDed inside the same query.
+        only_tenant, any_acl = self._access_facts()
+        restrict = access_query(scope, filters, only_tenant=only_tenant, any_acl=any_acl)
+        match = f"{{title headings body}} : ({words})" + (f" AND {restrict}" if restrict else "")
+        weights = ", ".join(str(float(w)) for w in (*self._weights, 0.0))
+        if filters.year_min is None and filters.year_max is None:
+            # Rank inside FTS5 and join only the best rows to their chunks.
+            sql = (
+                "SELECT c.chunk_id, f.score FROM"
+                f" (SELECT rowid, -bm25(chunks_fts, {weights}) AS score FROM chunks_fts"
+                "  WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?) f"
+                " JOIN chunks c ON c.rowid = f.rowid ORDER BY f.score DESC, c.chunk_id"
+            )
+            args: list[object] = [match, limit]
+        else:
+            sql = (
+                f"SELECT c.chunk_id, -bm25(chunks_fts, {weights}) AS score FROM chunks_fts"
+                " JOIN chunks c ON c.rowid = chunks_fts.rowid"
+                " JOIN sources s ON s.source_id = c.source_id"
+                " WHERE chunks_fts MATCH ? AND (? IS NULL OR s.year >= ?)"
+                " AND (? IS NULL OR s.year <= ?) ORDER BY score DESC, c.chunk_id LIMIT ?"
+            )
+            args = [
+                match,
+                filters.year_min,
+                filters.year_min,
+                filters.year_max,
+                filters.year_max,
+                limit,
+            ]
+        rows = self._db.reader.execute(sql, args).fetchall()
         return [LexicalHit(chunk_id=row[0], score=float(row[1])) for row in rows]
 
-    def score_terms(self, terms: Sequence[str], chunk_ids: Sequence[str]) -> dict[str, float]:
-        if not terms or not chunk_ids:
-            return {}
-        match = " OR ".join(_fts_string(term) for term in terms)
-        weights = ", ".join(str(float(w)) for w in self._weights)
-        out: dict[str, float] = {}
-        unique = list(dict.fromkeys(chunk_ids))
-        for start in range(0, len(unique), 500):
-            batch = unique[start : start + 500]
-            rows = self._db.reader.execute(
-                f"SELECT c.chunk_id, -bm25(chunks_fts, {weights}) FROM chunks_fts"
-                " JOIN chunks c ON c.rowid = chunks_fts.rowid"
-                f" WHERE chunks_fts MATCH ? AND c.chunk_id IN ({','.join('?' * len(batch))})",
-                [match, *batch],
-            ).fetchall()
-            out.update((row[0], float(row[1])) for row in rows)
-        return out
+    def _access_facts(self) -> tuple[str | None, bool]:
+        """(the only tenant with live sources, or None; whether any live source has an ACL),
+        cached until the next write."""
+        generation = self._db.generation()
+        cached = self._facts
+        if cached is not None and cached[0] == generation:
+            return cached[1], cached[2]
+        tenants, restricted = self._db.reader.execute(
+            "SELECT count(DISTINCT tenant), coalesce(max(acl_groups != '[]'), 0)"
+            " FROM sources WHERE deleted = 0"
+        ).fetchone()
+        only = None
+        if tenants == 1:
+            (only,) = self._db.reader.execute(
+                "SELECT tenant FROM sources WHERE deleted = 0 LIMIT 1"
+            ).fetchone()
+        self._facts = (generation, only, bool(restricted))
+        return only, bool(restricted)
 
     # -- VectorIndex ----------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """The SQLite schema, applied idempotently on open."""
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -68,8 +68,9 @@ CREATE TABLE IF NOT EXISTS embeddings (
     PRIMARY KEY (key, model)
 ) WITHOUT ROWID;
 -- Only current versions of live sources are indexed; rowid = chunks.rowid.
+-- `access` holds the scope and filter tokens of access.py (weight 0 in bm25).
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    title, headings, body,
+    title, headings, body, access,
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 """
