@@ -12,6 +12,7 @@ from citadel.adapters.clock import SystemClock
 from citadel.adapters.embedding.hashing import HashingEmbedder
 from citadel.adapters.embedding.minilm import MiniLmEmbedder
 from citadel.adapters.generators.extractive import ExtractiveGenerator
+from citadel.adapters.generators.openai import GeneratorConfigError, OpenAICompatibleGenerator
 from citadel.adapters.parsers.epub import EpubParser
 from citadel.adapters.parsers.html import HtmlParser
 from citadel.adapters.parsers.markdown import MarkdownParser
@@ -30,7 +31,7 @@ from citadel.app.ports import (
     SourceRegistry,
 )
 from citadel.app.search import SearchService
-from citadel.config import Settings
+from citadel.config import ConfigError, Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +114,19 @@ def _embedder(settings: Settings) -> Embedder | None:
 def _generator(settings: Settings) -> AnswerGenerator:
     if settings.generator == "extractive":
         return ExtractiveGenerator(settings.limits)
+    if settings.generator == "openai":
+        llm = settings.llm
+        try:
+            return OpenAICompatibleGenerator(
+                llm.base_url,
+                llm.model,
+                llm.api_key,
+                ca_file=llm.ca_file,
+                deadline_s=settings.limits.generator_deadline_s,
+                max_output_tokens=settings.limits.max_output_tokens,
+            )
+        except GeneratorConfigError as exc:
+            raise ConfigError(str(exc)) from None
     raise ValueError(f"unknown generator {settings.generator!r}")
 
 

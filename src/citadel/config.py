@@ -11,16 +11,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from citadel.adapters.generators.openai import SecretStr
 from citadel.domain.errors import InvalidValue
 from citadel.domain.fusion import FusionPolicy
 from citadel.domain.model import Limits
 
-GENERATORS = ("extractive",)
+GENERATORS = ("extractive", "openai")
 EMBEDDERS = ("minilm", "hashing", "none")
 
 
 class ConfigError(ValueError):
     """A setting is missing or malformed; the message names the variable."""
+
+
+@dataclass(frozen=True, slots=True)
+class LlmSettings:
+    """Where the OpenAI-compatible provider is; the key never shows in a repr."""
+
+    base_url: str = ""
+    model: str = ""
+    api_key: SecretStr = field(default_factory=lambda: SecretStr(""))
+    ca_file: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +49,7 @@ class Settings:
     fusion: FusionPolicy = field(default_factory=FusionPolicy)
     bm25_weights: tuple[float, float, float] = (2.0, 2.0, 1.0)
     search_candidates: int = 100
+    llm: LlmSettings = field(default_factory=LlmSettings)
 
     @property
     def db_path(self) -> Path:
@@ -83,6 +95,7 @@ class Settings:
             fusion=fusion,
             search_candidates=_int(env, "CITADEL_SEARCH_CANDIDATES", 100),
             bm25_weights=_weights(env, "CITADEL_BM25_WEIGHTS", (2.0, 2.0, 1.0)),
+            llm=_llm(env),
         )
 
     def with_overrides(self, **changes: object) -> Settings:
@@ -90,7 +103,12 @@ class Settings:
         given = {k: v for k, v in changes.items() if v is not None}
         if "generator" in given and given["generator"] not in GENERATORS:
             raise ConfigError(f"--generator must be one of: {', '.join(GENERATORS)}")
-        return replace(self, **given)  # type: ignore[arg-type]
+        settings = replace(self, **given)  # type: ignore[arg-type]
+        if settings.generator == "openai" and not (settings.llm.base_url and settings.llm.model):
+            raise ConfigError(
+                "the openai generator needs CITADEL_LLM_BASE_URL and CITADEL_LLM_MODEL"
+            )
+        return settings
 
 
 def _int(env: Mapping[str, str], name: str, default: int) -> int:
@@ -134,3 +152,24 @@ def _weights(
     if len(values) != 3 or any(v < 0 or math.isnan(v) for v in values) or not any(values):
         raise ConfigError(f"{name} must be three non-negative numbers like 4,2,1, got {raw!r}")
     return (values[0], values[1], values[2])
+
+
+def _llm(env: Mapping[str, str]) -> LlmSettings:
+    key = env.get("CITADEL_LLM_API_KEY", "")
+    key_file = env.get("CITADEL_LLM_API_KEY_FILE", "").strip()
+    if key and key_file:
+        raise ConfigError("set CITADEL_LLM_API_KEY or CITADEL_LLM_API_KEY_FILE, not both")
+    if key_file:
+        try:
+            key = Path(key_file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(
+                f"CITADEL_LLM_API_KEY_FILE: cannot read {key_file}: {exc.strerror}"
+            ) from None
+    ca_file = env.get("CITADEL_LLM_CA_FILE", "").strip()
+    return LlmSettings(
+        base_url=env.get("CITADEL_LLM_BASE_URL", "").strip(),
+        model=env.get("CITADEL_LLM_MODEL", "").strip(),
+        api_key=SecretStr(key.strip()),
+        ca_file=Path(ca_file) if ca_file else None,
+    )

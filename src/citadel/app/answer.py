@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from citadel.app.errors import InvalidRequest, RequestDeadlineExceeded
+from citadel.app.errors import InvalidGeneratorOutput, InvalidRequest, RequestDeadlineExceeded
 from citadel.app.ports import AnswerGenerator
 from citadel.app.search import SearchService
 from citadel.domain.manifest import freeze_manifest, prompt_evidence
@@ -151,7 +151,16 @@ class AnswerService:
                     DegradedReason.GENERATOR_TIMEOUT,
                     f"the generator did not answer within {self._limits.generator_deadline_s:g} s",
                 )
-            except Exception as exc:
+            except InvalidGeneratorOutput as exc:
+                return self._degraded(
+                    answer_id,
+                    request_id,
+                    search,
+                    manifest,
+                    DegradedReason.INVALID_OUTPUT,
+                    _describe(exc),
+                )
+            except Exception as exc:  # any other generator failure degrades too
                 return self._degraded(
                     answer_id,
                     request_id,

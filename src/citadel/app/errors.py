@@ -6,6 +6,7 @@ AppError
 ├── Forbidden               the actor may not do or see this (403)
 ├── RequestDeadlineExceeded the request's own deadline passed (504)
 ├── ParseError              a parser refused a file (raised by parser adapters)
+├── InvalidGeneratorOutput  a generator adapter got a reply that is no candidate
 └── IngestError             one file could not be ingested; nothing of it was written
 """
 
@@ -45,3 +46,13 @@ class ParseError(AppError):
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
         self.reason = reason
+
+
+class InvalidGeneratorOutput(AppError):
+    """The provider answered, but with nothing usable as a candidate (bad JSON, a tool call).
+
+    Raised by generator adapters; the answer service reports it as invalid
+    output, like a candidate the validator rejects. ``reason`` is a stable code.
+    """
+
+    reason: str = "invalid_output"

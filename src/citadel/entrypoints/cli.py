@@ -45,10 +45,10 @@ HomeOption = Annotated[
 def _services(home: Path | None, generator: str | None = None) -> Iterator[Services]:
     try:
         settings = Settings.from_env(os.environ).with_overrides(home=home, generator=generator)
-    except ConfigError as exc:
-        err.print(f"[red]configuration error:[/red] {exc}")
+        services = build(settings)
+    except (ConfigError, AppError) as exc:
+        err.print(f"[red]configuration error:[/red] {render.terminal_safe(str(exc))}")
         raise typer.Exit(2) from exc
-    services = build(settings)
     try:
         yield services
     finally:
@@ -176,7 +176,10 @@ def search(
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question to answer.")],
-    generator: Annotated[str | None, typer.Option(help="extractive (default, no LLM).")] = None,
+    generator: Annotated[
+        str | None,
+        typer.Option(help="extractive (default, no LLM) or openai (needs CITADEL_LLM_*)."),
+    ] = None,
     minimum_evidence_score: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="Score floor for evidence, in [0, 1].")
     ] = 0.0,

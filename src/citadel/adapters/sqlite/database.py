@@ -15,11 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from citadel.adapters.sqlite.schema import SCHEMA, SCHEMA_VERSION
+from citadel.app.errors import AppError
 
 _BUSY_TIMEOUT_S = 30.0
 
 
-class SchemaMismatch(RuntimeError):
+class SchemaMismatch(AppError):
     """The database was made by another version of citadel's schema."""
 
 
