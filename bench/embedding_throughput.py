@@ -8,9 +8,11 @@ abstracts in <= 180 s on 2 cores.
 ``--sample N`` embeds every k-th abstract (N of them, the same length mix as the
 whole corpus) and extrapolates to the full corpus, marked ``est``; ``--unsorted``
 adds a run that batches in corpus order instead of by length, and
-``--max-tokens`` compares truncation lengths. The machine may be shared: each
-run records the load average, and ``--repeat R`` runs the whole plan R times,
-interleaved, and keeps each configuration's fastest run.
+``--max-tokens`` compares truncation lengths, and ``--attention fused,unfused``
+compares the adapter's fused attention with the exported graph as it is (query
+latency is measured for each). The machine may be shared: each run records the
+load average, and ``--repeat R`` runs the whole plan R times, interleaved, and
+keeps each configuration's fastest run.
 
 Run: `.venv/bin/python bench/embedding_throughput.py [--sample 600] [--json]`.
 """
@@ -49,6 +51,8 @@ class Run:
     batch_tokens: int
     max_tokens: int
     by_length: bool
+    fused: bool
+    """Whether the session ran the fused attention (not only whether it was asked for)."""
     texts: int
     tokens: int
     load_s: float
@@ -86,10 +90,15 @@ def measure(
     batch_tokens: int,
     max_tokens: int,
     by_length: bool,
+    fuse: bool,
     tokens: int,
 ) -> Run:
     embedder = MiniLmEmbedder(
-        threads=threads, batch_size=batch_size, batch_tokens=batch_tokens, max_tokens=max_tokens
+        threads=threads,
+        batch_size=batch_size,
+        batch_tokens=batch_tokens,
+        max_tokens=max_tokens,
+        fuse_attention=fuse,
     )
     start = time.perf_counter()
     embedder.load()
@@ -109,6 +118,7 @@ def measure(
         batch_tokens=batch_tokens,
         max_tokens=max_tokens,
         by_length=by_length,
+        fused=embedder.fused,
         texts=len(texts),
         tokens=tokens,
         load_s=round(load_s, 3),
@@ -121,8 +131,8 @@ def measure(
     )
 
 
-def query_latency(queries: list[str], threads: int) -> dict[str, float]:
-    embedder = MiniLmEmbedder(threads=threads)
+def query_latency(queries: list[str], threads: int, fuse: bool) -> dict[str, object]:
+    embedder = MiniLmEmbedder(threads=threads, fuse_attention=fuse)
     embedder.embed(queries[:5])
     timings = []
     for query in queries:
@@ -133,6 +143,7 @@ def query_latency(queries: list[str], threads: int) -> dict[str, float]:
     return {
         "queries": len(queries),
         "threads": threads,
+        "fused": embedder.fused,
         "p50_ms": round(statistics.median(timings), 2),
         "p95_ms": round(timings[int(0.95 * len(timings)) - 1], 2),
         "max_ms": round(timings[-1], 2),
@@ -141,6 +152,18 @@ def query_latency(queries: list[str], threads: int) -> dict[str, float]:
 
 def numbers(text: str) -> list[int]:
     return [int(part) for part in text.split(",") if part.strip()]
+
+
+def attention_modes(text: str) -> list[bool]:
+    modes = {"fused": True, "unfused": False}
+    try:
+        return [modes[part.strip()] for part in text.split(",") if part.strip()]
+    except KeyError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} is not 'fused' or 'unfused'") from exc
+
+
+def attention_label(fuse: bool) -> str:
+    return "fused" if fuse else "unfused"
 
 
 def main() -> None:
@@ -155,6 +178,12 @@ def main() -> None:
         help="padded tokens per run; 0: no limit (batch by count only)",
     )
     parser.add_argument("--max-tokens", type=numbers, default=[MAX_TOKENS])
+    parser.add_argument(
+        "--attention",
+        type=attention_modes,
+        default=[True],
+        help="fused, unfused or both (comma-separated): the adapter's fuse_attention",
+    )
     parser.add_argument("--sample", type=int, default=0, help="embed N abstracts, not all")
     parser.add_argument("--unsorted", action="store_true", help="also batch in corpus order")
     parser.add_argument("--repeat", type=int, default=1, help="runs per configuration")
@@ -171,9 +200,10 @@ def main() -> None:
     queries = [q["text"] for q in read_jsonl(args.scifact / "queries.jsonl")][: args.queries]
     tokens = {m: count_tokens(texts, m) for m in args.max_tokens}
 
-    # (threads, batch size, token budget, max tokens, sorted by length)
+    # (threads, batch size, token budget, max tokens, sorted by length, fused attention)
     plan = [
-        (t, b, budget, m, True)
+        (t, b, budget, m, True, fuse)
+        for fuse in args.attention
         for m in args.max_tokens
         for t in args.threads
         for budget in args.batch_tokens
@@ -181,11 +211,12 @@ def main() -> None:
     ]
     if args.unsorted:
         plan += [
-            (max(args.threads), b, UNLIMITED, args.max_tokens[0], False) for b in args.batch_sizes
+            (max(args.threads), b, UNLIMITED, args.max_tokens[0], False, args.attention[0])
+            for b in args.batch_sizes
         ]
-    best_of: dict[tuple[int, int, int, int, bool], Run] = {}
+    best_of: dict[tuple[int, int, int, int, bool, bool], Run] = {}
     for key in plan * max(1, args.repeat):
-        threads, batch_size, batch_tokens, max_tokens, by_length = key
+        threads, batch_size, batch_tokens, max_tokens, by_length, fuse = key
         run = measure(
             texts,
             len(corpus),
@@ -194,6 +225,7 @@ def main() -> None:
             batch_tokens=batch_tokens,
             max_tokens=max_tokens,
             by_length=by_length,
+            fuse=fuse,
             tokens=tokens[max_tokens],
         )
         if key not in best_of or run.seconds < best_of[key].seconds:
@@ -201,13 +233,14 @@ def main() -> None:
         if not args.json:
             print(
                 f"threads={threads} batch={batch_size:>3} batch_tokens={budget_label(batch_tokens)}"
-                f" max_tokens={max_tokens} {'by-length' if by_length else 'in order '}:"
+                f" max_tokens={max_tokens} {'by-length' if by_length else 'in order '}"
+                f" {attention_label(run.fused):>7}:"
                 f" {run.seconds:8.1f} s {run.texts_per_s:7.2f} texts/s"
                 f" {run.tokens_per_s:6d} tokens/s cpu {run.cpu_s} s (load {run.load_average})",
                 flush=True,
             )
     runs = [best_of[key] for key in dict.fromkeys(plan)]
-    latency = query_latency(queries, max(args.threads))
+    latencies = [query_latency(queries, max(args.threads), fuse) for fuse in args.attention]
 
     estimated = len(texts) < len(corpus)
     best = min(runs, key=lambda r: r.corpus_s)
@@ -219,7 +252,8 @@ def main() -> None:
         "repeat": max(1, args.repeat),
         "corpus_s_estimated": estimated,
         "runs": [asdict(r) for r in runs],
-        "query_latency": latency,
+        "query_latency": latencies,
+        "fusion_note": MiniLmEmbedder(fuse_attention=args.attention[0]).fusion_note,
         "target_s": TARGET_S,
         "best": asdict(best),
         "fits_target": best.corpus_s <= TARGET_S,
@@ -232,22 +266,23 @@ def main() -> None:
         print()
         print(f"SciFact corpus: {len(corpus)} abstracts; measured on {len(texts)}")
         print(
-            "| threads | batch | batch tokens | max tokens | batching | texts/s | tokens/s"
-            " | corpus s | cpu s | load |"
+            "| threads | batch | batch tokens | max tokens | batching | attention | texts/s"
+            " | tokens/s | corpus s | cpu s | load |"
         )
-        print("|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+        print("|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|")
         for r in runs:
             order = "by length" if r.by_length else "corpus order"
             print(
                 f"| {r.threads} | {r.batch_size} | {budget_label(r.batch_tokens)} | {r.max_tokens}"
-                f" | {order} | {r.texts_per_s}"
+                f" | {order} | {attention_label(r.fused)} | {r.texts_per_s}"
                 f" | {r.tokens_per_s} | {r.corpus_s} {mark} | {r.cpu_s} | {r.load_average} |"
             )
-        print(
-            f"\nquery embedding, {latency['queries']} queries one at a time"
-            f" ({latency['threads']} threads): p50 {latency['p50_ms']} ms,"
-            f" p95 {latency['p95_ms']} ms"
-        )
+        for latency in latencies:
+            print(
+                f"\nquery embedding, {latency['queries']} queries one at a time"
+                f" ({latency['threads']} threads, {attention_label(bool(latency['fused']))}):"
+                f" p50 {latency['p50_ms']} ms, p95 {latency['p95_ms']} ms"
+            )
         verdict = "fits" if result["fits_target"] else "does NOT fit"
         target = f"the {TARGET_S:.0f} s target"
         print(f"best: {best.corpus_s} s {mark} for the corpus -> {verdict} {target}")

@@ -15,7 +15,7 @@ from citadel.adapters.embedding.minilm import MiniLmEmbedder
 from citadel.app.ports import Embedder
 
 # The model's vectors may differ in the last float32 bits between batch shapes.
-TOLERANCE = {"minilm": 1e-5, "hashing": 1e-6}
+TOLERANCE = {"minilm": 1e-5, "minilm-unfused": 1e-5, "hashing": 1e-6}
 
 SHORT = "Vectors index."
 MEDIUM = "read.table reads a data frame from a text file, one line per row."
@@ -24,11 +24,17 @@ LONG = " ".join(
 )
 
 
-@pytest.fixture(scope="module", params=["minilm", "hashing"])
+@pytest.fixture(scope="module", params=["minilm", "minilm-unfused", "hashing"])
 def adapter(request: pytest.FixtureRequest) -> tuple[Embedder, float]:
-    """The embedder and the tolerance its vectors are compared with."""
-    if request.param == "minilm":
-        embedder: Embedder = MiniLmEmbedder(batch_size=4)  # small, so tests cross batches
+    """The embedder and the tolerance its vectors are compared with.
+
+    MiniLM runs twice: with fused attention (the default) and with the exported
+    graph as it is (what a model that does not match the fusion pattern runs).
+    """
+    if request.param.startswith("minilm"):
+        fuse = request.param == "minilm"
+        # batch_size=4: small, so the tests cross batches.
+        embedder: Embedder = MiniLmEmbedder(batch_size=4, fuse_attention=fuse)
     else:
         embedder = HashingEmbedder()
     return embedder, TOLERANCE[request.param]

