@@ -122,18 +122,7 @@ class SqliteLibrary:
                 " tags = excluded.tags, acl_groups = excluded.acl_groups,"
                 " canonical_url = excluded.canonical_url, origin = excluded.origin,"
                 " current_version = excluded.current_version, deleted = 0",
-                (
-                    source.source_id,
-                    source.tenant,
-                    source.title,
-                    json.dumps(list(source.authors)),
-                    source.year,
-                    json.dumps(list(source.tags)),
-                    json.dumps(sorted(source.acl_groups)),
-                    source.canonical_url,
-                    source.origin,
-                    version.version,
-                ),
+                (source.source_id, source.tenant, *_metadata(source), version.version),
             )
             conn.execute(
                 "INSERT INTO source_versions(source_id, version, content_sha256, parser, chunker,"
@@ -209,16 +198,7 @@ class SqliteLibrary:
             changed = conn.execute(
                 "UPDATE sources SET title = ?, authors = ?, year = ?, tags = ?, acl_groups = ?,"
                 " canonical_url = ?, origin = ? WHERE source_id = ? AND deleted = 0",
-                (
-                    source.title,
-                    json.dumps(list(source.authors)),
-                    source.year,
-                    json.dumps(list(source.tags)),
-                    json.dumps(sorted(source.acl_groups)),
-                    source.canonical_url,
-                    source.origin,
-                    source.source_id,
-                ),
+                (*_metadata(source), source.source_id),
             ).rowcount
             if not changed:
                 raise KeyError(source.source_id)
@@ -388,6 +368,19 @@ class SqliteLibrary:
         self, vector: Vectors, model: str, chunk_ids: Sequence[str]
     ) -> dict[str, float]:
         return self._dense.score(vector, model, chunk_ids)
+
+
+def _metadata(source: Source) -> tuple[object, ...]:
+    """A source's editable columns, in the order both writes name them."""
+    return (
+        source.title,
+        json.dumps(list(source.authors)),
+        source.year,
+        json.dumps(list(source.tags)),
+        json.dumps(sorted(source.acl_groups)),
+        source.canonical_url,
+        source.origin,
+    )
 
 
 def _fts_string(term: str) -> str:
