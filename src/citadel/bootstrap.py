@@ -69,7 +69,9 @@ def build(
     embedder: Embedder | None = None,
 ) -> Services:
     """Wire the services for ``settings``; tests pass fakes as keyword overrides."""
-    library = SqliteLibrary(settings.db_path, weights=settings.bm25_weights)
+    library = SqliteLibrary(
+        settings.db_path, weights=settings.bm25_weights, max_term_share=settings.max_term_share
+    )
     clock = SystemClock()
     chosen_embedder = embedder or _embedder(settings)
     vectors = library if chosen_embedder is not None else None

@@ -49,6 +49,7 @@ class Settings:
     fusion: FusionPolicy = field(default_factory=FusionPolicy)
     bm25_weights: tuple[float, float, float] = (2.0, 2.0, 1.0)
     search_candidates: int = 100
+    max_term_share: float = 1.0
     llm: LlmSettings = field(default_factory=LlmSettings)
 
     @property
@@ -96,6 +97,7 @@ class Settings:
             search_candidates=_int(env, "CITADEL_SEARCH_CANDIDATES", 100),
             bm25_weights=_weights(env, "CITADEL_BM25_WEIGHTS", (2.0, 2.0, 1.0)),
             llm=_llm(env),
+            max_term_share=_float(env, "CITADEL_MAX_TERM_SHARE", 1.0),
         )
 
     def with_overrides(self, **changes: object) -> Settings:

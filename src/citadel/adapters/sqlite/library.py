@@ -34,8 +34,18 @@ DEFAULT_WEIGHTS = (2.0, 2.0, 1.0)
 
 
 class SqliteLibrary:
-    def __init__(self, path: Path, *, weights: tuple[float, float, float] = DEFAULT_WEIGHTS):
+    def __init__(
+        self,
+        path: Path,
+        *,
+        weights: tuple[float, float, float] = DEFAULT_WEIGHTS,
+        max_term_share: float = 1.0,
+    ):
         self._db = Database(path)
+        self._max_term_share = max_term_share
+        self._df: dict[str, int] = {}
+        self._df_generation = -1
+        self._rows = 0
         self._weights = weights
         self._dense = DenseSearch(self._db)
         self._facts: tuple[int, str | None, bool] | None = None
@@ -287,6 +297,7 @@ class SqliteLibrary:
     def search(
         self, terms: Sequence[str], scope: AccessScope, filters: SearchFilters, limit: int
     ) -> Sequence[LexicalHit]:
+        terms = self._selective(terms)
         if not terms:
             return []
         words = " OR ".join(_fts_string(term) for term in terms)
@@ -323,6 +334,30 @@ class SqliteLibrary:
             ]
         rows = self._db.reader.execute(sql, args).fetchall()
         return [LexicalHit(chunk_id=row[0], score=float(row[1])) for row in rows]
+
+    def _selective(self, terms: Sequence[str]) -> Sequence[str]:
+        """Drop terms that occur in more than ``max_term_share`` of the chunks, when any
+        rarer term is left: BM25 gives them little weight, yet FTS5 scores every chunk
+        they match, so they set the cost of a search."""
+        if self._max_term_share >= 1.0 or len(terms) < 2:
+            return terms
+        generation = self._db.generation()
+        if self._df_generation != generation:
+            self._df.clear()
+            (self._rows,) = self._db.reader.execute("SELECT count(*) FROM chunks_fts").fetchone()
+            self._df_generation = generation
+        if not self._rows:
+            return terms
+        shares: dict[str, float] = {}
+        for term in terms:
+            if term not in self._df:
+                (self._df[term],) = self._db.reader.execute(
+                    "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                    (f"{{title headings body}} : {_fts_string(term)}",),
+                ).fetchone()
+            shares[term] = self._df[term] / self._rows
+        kept = [t for t in terms if shares[t] <= self._max_term_share]
+        return kept or terms
 
     def _access_facts(self) -> tuple[str | None, bool]:
         """(the only tenant with live sources, or None; whether any live source has an ACL),
