@@ -20,6 +20,7 @@ from citadel.adapters.parsers.pdf import PdfParser
 from citadel.adapters.parsers.plaintext import PlainTextParser
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.app.answer import AnswerService
+from citadel.app.answer_cache import AnswerCache
 from citadel.app.evaluation import BeirDataset
 from citadel.app.ingest import IngestService
 from citadel.app.library import LibraryService
@@ -98,7 +99,13 @@ def build(
         ),
         library=LibraryService(library, library),
         search=search,
-        answer=AnswerService(search, chosen, settings.limits),
+        answer=AnswerService(
+            search,
+            chosen,
+            settings.limits,
+            sources=library,
+            cache=AnswerCache(settings.answer_cache_size, settings.answer_cache_ttl_s),
+        ),
         registry=library,
         chunks=library,
         closers=(search, library),

@@ -50,6 +50,9 @@ class Settings:
     bm25_weights: tuple[float, float, float] = (2.0, 2.0, 1.0)
     search_candidates: int = 100
     max_term_share: float = 1.0
+    answer_cache_size: int = 256
+    """Validated answers kept in memory (0 turns the cache off)."""
+    answer_cache_ttl_s: float = 3600.0
     llm: LlmSettings = field(default_factory=LlmSettings)
 
     @property
@@ -81,6 +84,7 @@ class Settings:
         limits = Limits(
             generator_deadline_s=_float(env, "CITADEL_GENERATOR_DEADLINE_S", 30.0),
             max_concurrent_generations=_int(env, "CITADEL_MAX_CONCURRENT_GENERATIONS", 4),
+            max_repairs=_repairs(env),
         )
         return cls(
             home=home,
@@ -98,6 +102,8 @@ class Settings:
             bm25_weights=_weights(env, "CITADEL_BM25_WEIGHTS", (2.0, 2.0, 1.0)),
             llm=_llm(env),
             max_term_share=_float(env, "CITADEL_MAX_TERM_SHARE", 1.0),
+            answer_cache_size=_int(env, "CITADEL_ANSWER_CACHE_SIZE", 256, zero_ok=True),
+            answer_cache_ttl_s=_float(env, "CITADEL_ANSWER_CACHE_TTL_S", 3600.0),
         )
 
     def with_overrides(self, **changes: object) -> Settings:
@@ -113,7 +119,7 @@ class Settings:
         return settings
 
 
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
+def _int(env: Mapping[str, str], name: str, default: int, *, zero_ok: bool = False) -> int:
     raw = env.get(name)
     if raw is None or raw == "":
         return default
@@ -121,9 +127,18 @@ def _int(env: Mapping[str, str], name: str, default: int) -> int:
         value = int(raw)
     except ValueError:
         raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
-    if value < 1:
-        raise ConfigError(f"{name} must be at least 1, got {value}")
+    if value < (0 if zero_ok else 1):
+        raise ConfigError(f"{name} must be at least {0 if zero_ok else 1}, got {value}")
     return value
+
+
+def _repairs(env: Mapping[str, str]) -> int:
+    raw = env.get("CITADEL_ANSWER_REPAIRS", "").strip()
+    if raw in ("", "1"):
+        return 1
+    if raw == "0":
+        return 0
+    raise ConfigError(f"CITADEL_ANSWER_REPAIRS must be 0 or 1, got {raw!r}")
 
 
 def _float(env: Mapping[str, str], name: str, default: float, *, zero_ok: bool = False) -> float:

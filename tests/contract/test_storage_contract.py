@@ -8,6 +8,7 @@ stay addressable but leave search, and the access scope is applied inside search
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol
@@ -192,6 +193,24 @@ class TestSourceRegistry:
         assert hit_ids(search(library, "kestrel", scope=staff)) == {chunks[0].chunk_id}
         assert search(library, "kestrel") == []
         assert search(library, "second") == []
+
+    def test_every_change_to_a_source_moves_its_revision_on(self, library: Library) -> None:
+        assert library.revisions(["src-a"]) == {}
+        commit(library, source(), [Passage("First edition text.")])
+        commit(library, source("src-b"), [Passage("Another book.")])
+        seen = [library.revisions(["src-a", "src-b", "src-unknown"])]
+        assert set(seen[0]) == {"src-a", "src-b"}
+        stored, _, _ = commit(library, source(), [Passage("Second.")], version=2)
+        seen.append(library.revisions(["src-a", "src-b"]))
+        library.update(dataclasses.replace(stored, acl_groups=frozenset({"staff"})))
+        seen.append(library.revisions(["src-a", "src-b"]))
+        library.delete("src-a")
+        seen.append(library.revisions(["src-a", "src-b"]))
+        revisions_of_a = [s["src-a"] for s in seen]
+        assert revisions_of_a == sorted(set(revisions_of_a)), "each change must move it on"
+        assert {s["src-b"] for s in seen} == {seen[0]["src-b"]}, "other sources stay put"
+        got = library.get("src-a")
+        assert got is not None and got.revision == seen[-1]["src-a"]
 
     def test_update_of_an_unknown_or_deleted_source_is_refused(self, library: Library) -> None:
         stored, _, _ = commit(library, source(), [Passage("Text.")])
@@ -473,5 +492,24 @@ def test_the_sqlite_library_persists_across_reopen(tmp_path: Path) -> None:
         assert hit_ids(list(again.search(["durable"], SCOPE, NO_FILTERS, 5))) == {
             chunks[0].chunk_id
         }
+    finally:
+        again.close()
+
+
+def test_a_schema_3_library_is_migrated_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "library.db"
+    first = SqliteLibrary(path)
+    stored, _, chunks = commit(first, source(), [Passage("Durable text.")])
+    first.close()
+    with sqlite3.connect(path) as old:  # what a schema-3 library looked like
+        old.execute("ALTER TABLE sources DROP COLUMN revision")
+        old.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    again = SqliteLibrary(path)
+    try:
+        assert again.get("src-a") == stored
+        assert again.revisions(["src-a"]) == {"src-a": 0}
+        again.update(dataclasses.replace(stored, title="Renamed"))
+        assert again.revisions(["src-a"]) == {"src-a": 1}
+        assert list(again.chunks("src-a", 1)) == chunks
     finally:
         again.close()

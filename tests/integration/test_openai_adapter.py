@@ -10,6 +10,7 @@ fallback after the provider refuses JSON mode) are accepted.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import logging
@@ -33,6 +34,7 @@ from citadel.adapters.generators.openai import (
     PROMPT_VERSION,
     SYSTEM_POLICY,
     TWO_LINE_POLICY,
+    TWO_LINE_PROMPT_SHA256,
     GeneratorConfigError,
     GeneratorError,
     InvalidProviderOutput,
@@ -78,9 +80,8 @@ QUESTION = "Why should retry attempts be bounded?"
 API_KEY = "sk-citadel-test-5f1e0c7a9b3d42e8"
 MIB = 1024 * 1024
 
-# Output the adapter itself refuses (bad JSON, tool calls, ...) reaches the service as an
-# exception, which it reports as generator_error. If the service learns to map
-# InvalidProviderOutput to invalid_output (and to repair it), change this one line.
+# Output the adapter itself refuses (bad JSON, tool calls, ...) reaches the service as
+# InvalidProviderOutput, which it reports (after its one repair) as invalid_output.
 ADAPTER_OUTPUT = DegradedReason.INVALID_OUTPUT
 
 GOOD = "Bounded retries keep a transient failure from growing into an unbounded request."
@@ -160,9 +161,11 @@ class Outcome:
     elapsed: float
 
 
-def ask(library: InMemoryLibrary, generator: OpenAICompatibleGenerator) -> Outcome:
-    search = SearchService(library, library, LIMITS)
-    service = AnswerService(search, generator, LIMITS)
+def ask(
+    library: InMemoryLibrary, generator: OpenAICompatibleGenerator, limits: Limits = LIMITS
+) -> Outcome:
+    search = SearchService(library, library, limits)
+    service = AnswerService(search, generator, limits)
     request = AnswerRequest(SearchRequest(query=QUESTION, limit=10))
     started = time.monotonic()
     result = asyncio.run(service.answer(request, ACTOR))
@@ -600,12 +603,14 @@ HOSTILE = [
 ]
 
 
+@pytest.mark.parametrize("repairs", [0, 1], ids=["no repair", "one repair"])
 @pytest.mark.parametrize("hostile", HOSTILE)
 def test_hostile_output_keeps_search_and_shows_nothing(
-    hostile: Case, library: InMemoryLibrary, server: FakeOpenAIServer
+    hostile: Case, repairs: int, library: InMemoryLibrary, server: FakeOpenAIServer
 ) -> None:
+    # The fake repeats its last reply, so a repair meets the same hostility again.
     server.script(*hostile.replies)
-    outcome = ask(library, generator_for(server))
+    outcome = ask(library, generator_for(server), dataclasses.replace(LIMITS, max_repairs=repairs))
     result = outcome.result
     assert result.answer is None
     assert result.degraded is not None
@@ -614,7 +619,7 @@ def test_hostile_output_keeps_search_and_shows_nothing(
     assert_search_kept(outcome)
     assert_nothing_hostile(outcome, hostile.hidden)
     assert outcome.elapsed < DEADLINE_S + SLACK_S, f"took {outcome.elapsed:.2f} s"
-    if hostile.requests is not None:
+    if hostile.requests is not None and not repairs:
         assert len(server.requests) == hostile.requests
 
 
@@ -686,7 +691,41 @@ def test_without_the_two_line_fallback_refusal_and_prose_are_errors(
     prose = ask(library, generator_for(server, two_line_fallback=False))
     assert prose.result.degraded is not None
     assert "InvalidProviderOutput: prose" in prose.result.degraded.detail
-    assert len(server.requests) == 3
+    assert len(server.requests) == 4  # the prose, and the service's one repair
+
+
+def test_a_repair_is_the_applications_note_after_the_same_evidence(
+    library: InMemoryLibrary, server: FakeOpenAIServer
+) -> None:
+    server.script(
+        answer(segments((f"{GOOD} See {EVIL_URL}", ["E1"]))), answer(segments((GOOD, ["E1"])))
+    )
+    outcome = ask(library, generator_for(server))
+    assert_accepted(outcome, [["E1"]])
+    first, second = (r.json() for r in server.requests)
+    assert second["messages"][:2] == first["messages"], "same policy, same evidence"
+    note = second["messages"][2]
+    assert note["role"] == "system" and "url_in_text" in note["content"]
+    assert "evil" not in note["content"]
+    record = outcome.result.generation
+    assert record is not None
+    assert (record.attempts, record.model, record.prompt_version) == (
+        2,
+        "fake-model",
+        "citadel-answer/1",
+    )
+    assert record.prompt_sha256 == PROMPT_SHA256
+
+
+def test_the_candidate_names_the_prompt_it_was_written_under(
+    library: InMemoryLibrary, server: FakeOpenAIServer
+) -> None:
+    server.script(REFUSE_SCHEMA, REFUSE_OBJECT, completion(f"Citations: E1\nAnswer: {GOOD}"))
+    outcome = ask(library, generator_for(server))
+    assert outcome.result.generation is not None
+    assert outcome.result.generation.prompt_sha256 == TWO_LINE_PROMPT_SHA256
+    raw = server.requests[-1].json()
+    assert raw["messages"][0]["content"] == TWO_LINE_POLICY
 
 
 def test_a_5xx_is_retried_once(library: InMemoryLibrary, server: FakeOpenAIServer) -> None:

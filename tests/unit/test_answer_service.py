@@ -48,6 +48,11 @@ QUESTION = "Why should retry attempts be bounded?"
 SLOW_S = 1.0
 
 
+def reader(number: int) -> Actor:
+    """A reader of TENANT in a group of their own: no two share an access context."""
+    return Actor(user_id=f"reader-{number}", tenant=TENANT, groups=frozenset({f"team-{number}"}))
+
+
 def run(factory: Callable[[], Awaitable[T]]) -> T:
     async def main() -> T:
         return await factory()
@@ -231,7 +236,8 @@ def test_generation_failures_keep_search_and_omit_the_answer(
 ) -> None:
     generator = ScriptedGenerator([step])
     result, direct = answer(generator)
-    assert generator.calls == 1
+    # An invalid candidate gets one regeneration (it fails the same way); errors get none.
+    assert generator.calls == (2 if reason is DegradedReason.INVALID_OUTPUT else 1)
     assert_search_kept(result, direct)
     assert result.degraded is not None
     assert result.degraded.reason is reason
@@ -267,7 +273,7 @@ def test_oversized_or_mixed_validity_output_is_rejected_whole(
     payload: object, limits: Limits
 ) -> None:
     generator = ScriptedGenerator([Step(payload=payload)])
-    result, direct = answer(generator, limits)
+    result, direct = answer(generator, dataclasses.replace(limits, max_repairs=0))
     assert generator.calls == 1
     assert_search_kept(result, direct)
     assert result.degraded is not None
@@ -352,10 +358,11 @@ def test_a_full_bulkhead_degrades_at_once_without_waiting() -> None:
         first = asyncio.create_task(svc.answer(request(), ACTOR))
         await eventually(lambda: generator.in_flight == 1)
         started = time.monotonic()
-        second = await svc.answer(request(), ACTOR)
+        # Another reader's request: identical ones would share the running generation.
+        second = await svc.answer(request(), reader(2))
         elapsed = time.monotonic() - started
         done = await first
-        third = await svc.answer(request(), ACTOR)  # the slot is free again
+        third = await svc.answer(request(), reader(3))  # the slot is free again
         return second, elapsed, done, third
 
     second, elapsed, first, third = run(scenario)
@@ -363,7 +370,7 @@ def test_a_full_bulkhead_degrades_at_once_without_waiting() -> None:
     assert second.degraded is not None
     assert second.degraded.reason is DegradedReason.GENERATOR_BUSY
     assert second.answer is None
-    assert second.search == search.search(request().search, ACTOR)
+    assert second.search == search.search(request().search, reader(2))
     assert first.answer is not None and first.degraded is None
     assert third.answer is not None and third.degraded is None
     assert generator.calls == 2  # the busy request never reached the generator
@@ -375,7 +382,7 @@ def test_the_bulkhead_admits_up_to_its_capacity() -> None:
     _, svc = service(generator, Limits(max_concurrent_generations=3))
 
     async def scenario() -> list[AnswerResult]:
-        tasks = [asyncio.create_task(svc.answer(request(), ACTOR)) for _ in range(4)]
+        tasks = [asyncio.create_task(svc.answer(request(), reader(i))) for i in range(4)]
         return list(await asyncio.gather(*tasks))
 
     results = run(scenario)

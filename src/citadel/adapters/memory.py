@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -49,6 +49,10 @@ class InMemoryLibrary:
         live = [s for s in self._sources.values() if not s.deleted and tenant in (None, s.tenant)]
         return sorted(live, key=lambda s: (s.title, s.source_id))
 
+    def revisions(self, source_ids: Collection[str]) -> Mapping[str, int]:
+        with self._lock:
+            return {i: self._sources[i].revision for i in set(source_ids) if i in self._sources}
+
     def commit_version(
         self,
         source: Source,
@@ -66,8 +70,12 @@ class InMemoryLibrary:
             known = self._versions.get(source.source_id, [])
             if any(v.version == version.version for v in known):
                 raise ValueError(f"version {version.version} of {source.source_id} exists")
+            previous = self._sources.get(source.source_id)
             self._sources[source.source_id] = replace(
-                source, current_version=version.version, deleted=False
+                source,
+                current_version=version.version,
+                deleted=False,
+                revision=previous.revision + 1 if previous else 0,
             )
             self._versions[source.source_id] = [*known, version]
             for chunk in chunks:
@@ -83,6 +91,7 @@ class InMemoryLibrary:
                 tenant=current.tenant,
                 current_version=current.current_version,
                 deleted=False,
+                revision=current.revision + 1,
             )
 
     def delete(self, source_id: str) -> None:
@@ -90,7 +99,7 @@ class InMemoryLibrary:
             current = self._sources.get(source_id)
             if current is None or current.deleted:
                 raise KeyError(source_id)
-            self._sources[source_id] = replace(current, deleted=True)
+            self._sources[source_id] = replace(current, deleted=True, revision=current.revision + 1)
             self._chunks = {k: c for k, c in self._chunks.items() if c.source_id != source_id}
             self._versions[source_id] = [
                 replace(v, retained=False) for v in self._versions.get(source_id, [])

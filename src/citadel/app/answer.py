@@ -12,13 +12,22 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, replace
+from typing import Protocol
 
+from citadel.app.answer_cache import (
+    AnswerCache,
+    AnswerKey,
+    CachedAnswer,
+    Coalescer,
+    access_context,
+    normalise_question,
+)
 from citadel.app.errors import InvalidGeneratorOutput, InvalidRequest, RequestDeadlineExceeded
 from citadel.app.ports import AnswerGenerator
 from citadel.app.search import SearchService
-from citadel.domain.manifest import freeze_manifest, prompt_evidence
+from citadel.domain.manifest import freeze_manifest, prompt_evidence, sha256_hex
 from citadel.domain.model import (
     Actor,
     AnswerResult,
@@ -26,6 +35,7 @@ from citadel.domain.model import (
     CitedSegment,
     Degraded,
     DegradedReason,
+    GenerationRecord,
     GenerationRequest,
     GroundedAnswer,
     Limits,
@@ -34,7 +44,7 @@ from citadel.domain.model import (
     SearchResult,
 )
 from citadel.domain.selection import select_evidence
-from citadel.domain.validation import Accepted, Rejection, validate_candidate
+from citadel.domain.validation import Accepted, validate_candidate
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,15 +57,6 @@ class AnswerRequest:
     def __post_init__(self) -> None:
         if not 0.0 <= self.minimum_evidence_score <= 1.0:
             raise InvalidRequest("minimum_evidence_score must be between 0 and 1")
-
-
-@dataclass(frozen=True, slots=True)
-class GenerationOutcome:
-    """What the audit trail needs about one generation attempt."""
-
-    raw_output: str
-    model: str
-    rejection: Rejection | None
 
 
 class Bulkhead:
@@ -75,6 +76,19 @@ def _new_id() -> str:
     return uuid.uuid4().hex
 
 
+class SourceRevisions(Protocol):
+    def revisions(self, source_ids: Collection[str]) -> Mapping[str, int]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Generated:
+    """What one generation (with at most one repair) came to; shared by coalesced callers."""
+
+    verdict: Accepted | None
+    degraded: Degraded | None
+    record: GenerationRecord
+
+
 class AnswerService:
     def __init__(
         self,
@@ -82,12 +96,19 @@ class AnswerService:
         generator: AnswerGenerator,
         limits: Limits,
         *,
+        sources: SourceRevisions | None = None,
+        cache: AnswerCache | None = None,
         new_id: Callable[[], str] = _new_id,
     ) -> None:
+        if cache is not None and cache.enabled and sources is None:
+            raise ValueError("an answer cache needs the source revisions to invalidate it")
         self._search = search
         self._generator = generator
         self._limits = limits
         self._bulkhead = Bulkhead(limits.max_concurrent_generations)
+        self._sources = sources
+        self._cache = cache if cache is not None and cache.enabled else None
+        self._coalescer: Coalescer[_Generated] = Coalescer()
         self._new_id = new_id
 
     @property
@@ -115,103 +136,195 @@ class AnswerService:
         search = await asyncio.to_thread(self._search.search, request.search, actor)
         context = select_evidence(search.results, self._limits, request.minimum_evidence_score)
         if not context:
-            return self._degraded(
-                answer_id,
-                request_id,
-                search,
-                None,
-                DegradedReason.NO_EVIDENCE,
-                "no passage met the evidence criteria; the generator was not called",
+            return AnswerResult(
+                answer_id=answer_id,
+                request_id=request_id,
+                search=search,
+                answer=None,
+                degraded=Degraded(
+                    DegradedReason.NO_EVIDENCE,
+                    "no passage met the evidence criteria; the generator was not called",
+                ),
             )
         manifest = freeze_manifest(context)
+        key = AnswerKey(
+            question=normalise_question(request.search.query),
+            manifest_sha256=manifest.sha256,
+            generator=self._generator.name,
+            model=self._generator.model,
+            prompt_version=self._generator.prompt_version,
+            access=access_context(actor),
+        )
+        revisions: Mapping[str, int] = {}
+        if self._cache is not None and self._sources is not None:
+            revisions = self._sources.revisions({e.source_id for e in manifest.entries})
+            hit = self._cache.get(key, revisions)
+            if hit is not None:
+                record = GenerationRecord(
+                    generator=self._generator.name,
+                    model=hit.model,
+                    prompt_version=hit.prompt_version,
+                    prompt_sha256=hit.prompt_sha256,
+                    raw_sha256=hit.raw_sha256,
+                    attempts=0,
+                    cached=True,
+                )
+                return self._result(answer_id, request_id, search, manifest, hit.verdict, record)
+
+        generated, shared = await self._coalescer.run(
+            key, lambda: self._generate(request.search.query, manifest, key, revisions)
+        )
+        record = replace(generated.record, shared=shared)
+        if generated.verdict is None:
+            assert generated.degraded is not None
+            return AnswerResult(
+                answer_id=answer_id,
+                request_id=request_id,
+                search=search,
+                answer=None,
+                degraded=generated.degraded,
+                manifest=manifest,
+                generation=record,
+            )
+        return self._result(answer_id, request_id, search, manifest, generated.verdict, record)
+
+    async def _generate(
+        self, question: str, manifest: Manifest, key: AnswerKey, revisions: Mapping[str, int]
+    ) -> _Generated:
+        """Generate, validate, and repair once if allowed; every failure becomes a value."""
+        record = GenerationRecord(
+            generator=self._generator.name,
+            model=self._generator.model,
+            prompt_version=self._generator.prompt_version,
+        )
         if not self._bulkhead.try_enter():
-            return self._degraded(
-                answer_id,
-                request_id,
-                search,
-                manifest,
-                DegradedReason.GENERATOR_BUSY,
-                "all generation slots are in use; showing search results",
+            return _Generated(
+                None,
+                Degraded(
+                    DegradedReason.GENERATOR_BUSY,
+                    "all generation slots are in use; showing search results",
+                ),
+                record,
             )
         try:
-            generation = GenerationRequest(
-                question=request.search.query,
-                evidence=prompt_evidence(manifest),
-                max_output_tokens=self._limits.max_output_tokens,
-            )
-            try:
-                async with asyncio.timeout(self._limits.generator_deadline_s):
-                    candidate = await self._generator.generate(generation)
-            except TimeoutError:
-                return self._degraded(
-                    answer_id,
-                    request_id,
-                    search,
-                    manifest,
-                    DegradedReason.GENERATOR_TIMEOUT,
-                    f"the generator did not answer within {self._limits.generator_deadline_s:g} s",
-                )
-            except InvalidGeneratorOutput as exc:
-                return self._degraded(
-                    answer_id,
-                    request_id,
-                    search,
-                    manifest,
-                    DegradedReason.INVALID_OUTPUT,
-                    _describe(exc),
-                )
-            except Exception as exc:  # any other generator failure degrades too
-                return self._degraded(
-                    answer_id,
-                    request_id,
-                    search,
-                    manifest,
-                    DegradedReason.GENERATOR_ERROR,
-                    _describe(exc),
-                )
+            generated = await self._attempts(question, manifest, record)
         finally:
             self._bulkhead.leave()
-
-        verdict = validate_candidate(candidate.payload, manifest, self._limits)
-        if isinstance(verdict, Rejection):
-            where = f" (segment {verdict.segment + 1})" if verdict.segment is not None else ""
-            return self._degraded(
-                answer_id,
-                request_id,
-                search,
-                manifest,
-                DegradedReason.INVALID_OUTPUT,
-                f"{verdict.reason.value}: {verdict.detail}{where}",
+        if generated.verdict is not None and self._cache is not None:
+            self._cache.put(
+                key,
+                CachedAnswer(
+                    verdict=generated.verdict,
+                    model=generated.record.model,
+                    prompt_version=generated.record.prompt_version,
+                    prompt_sha256=generated.record.prompt_sha256,
+                    raw_sha256=generated.record.raw_sha256,
+                    revisions=dict(revisions),
+                ),
             )
-        answer = GroundedAnswer(
-            generator=self._generator.name, segments=attribute(verdict, manifest)
-        )
-        return AnswerResult(
-            answer_id=answer_id,
-            request_id=request_id,
-            search=search,
-            answer=answer,
-            degraded=None,
-            manifest=manifest,
-        )
+        return generated
 
-    @staticmethod
-    def _degraded(
+    async def _attempts(
+        self, question: str, manifest: Manifest, record: GenerationRecord
+    ) -> _Generated:
+        loop = asyncio.get_running_loop()
+        deadline_s = self._limits.generator_deadline_s
+        deadline = loop.time() + deadline_s
+        repair = ""
+        rejected: Degraded | None = None
+        for attempt in range(1, self._limits.max_repairs + 2):
+            started = loop.time()
+            if rejected is not None and deadline - started < started - (deadline - deadline_s):
+                # The first attempt took more than half the budget: a repair would not fit.
+                return _Generated(None, _after(rejected, "no time was left to regenerate"), record)
+            request = GenerationRequest(
+                question=question,
+                evidence=prompt_evidence(manifest),
+                max_output_tokens=self._limits.max_output_tokens,
+                repair=repair,
+            )
+            record = replace(record, attempts=attempt)
+            try:
+                async with asyncio.timeout_at(deadline):
+                    candidate = await self._generator.generate(request)
+            except TimeoutError:
+                if rejected is not None:
+                    return _Generated(
+                        None, _after(rejected, "the regeneration did not finish in time"), record
+                    )
+                return _Generated(
+                    None,
+                    Degraded(
+                        DegradedReason.GENERATOR_TIMEOUT,
+                        f"the generator did not answer within {deadline_s:g} s",
+                    ),
+                    record,
+                )
+            except InvalidGeneratorOutput as exc:
+                rejected = Degraded(DegradedReason.INVALID_OUTPUT, _describe(exc))
+                repair = repair_note(exc.reason)
+                continue
+            except Exception as exc:  # any other generator failure degrades, unrepaired
+                return _Generated(
+                    None, Degraded(DegradedReason.GENERATOR_ERROR, _describe(exc)), record
+                )
+            record = replace(
+                record,
+                model=candidate.model or record.model,
+                prompt_version=candidate.prompt_version or record.prompt_version,
+                prompt_sha256=candidate.prompt_sha256,
+                raw_sha256=sha256_hex(candidate.raw),
+            )
+            verdict = validate_candidate(candidate.payload, manifest, self._limits)
+            if isinstance(verdict, Accepted):
+                return _Generated(verdict, None, record)
+            where = f" (segment {verdict.segment + 1})" if verdict.segment is not None else ""
+            rejected = Degraded(
+                DegradedReason.INVALID_OUTPUT, f"{verdict.reason.value}: {verdict.detail}{where}"
+            )
+            repair = repair_note(verdict.reason.value)
+        assert rejected is not None
+        if self._limits.max_repairs:
+            rejected = _after(rejected, "the regeneration was refused too")
+        return _Generated(None, rejected, record)
+
+    def _result(
+        self,
         answer_id: str,
         request_id: str,
         search: SearchResult,
-        manifest: Manifest | None,
-        reason: DegradedReason,
-        detail: str,
+        manifest: Manifest,
+        verdict: Accepted,
+        record: GenerationRecord,
     ) -> AnswerResult:
         return AnswerResult(
             answer_id=answer_id,
             request_id=request_id,
             search=search,
-            answer=None,
-            degraded=Degraded(reason, detail),
+            answer=GroundedAnswer(
+                generator=self._generator.name, segments=attribute(verdict, manifest)
+            ),
+            degraded=None,
             manifest=manifest,
+            generation=record,
         )
+
+
+def repair_note(reason: str) -> str:
+    """The application's words to a generator whose last candidate was refused.
+
+    Only a stable reason code goes in, never text from the model: a repair
+    must not become a channel for the output it rejects.
+    """
+    return (
+        f"Your previous answer was rejected by the application (reason: {reason}). "
+        "Answer again with one JSON object exactly as specified: plain-text segments, "
+        "each citing one or more of the given refs copied exactly, and nothing else."
+    )
+
+
+def _after(degraded: Degraded, what: str) -> Degraded:
+    return Degraded(degraded.reason, f"{degraded.detail}; {what}")
 
 
 def attribute(verdict: Accepted, manifest: Manifest) -> tuple[CitedSegment, ...]:

@@ -6,7 +6,7 @@ the real adapters and pass the same contract suites (``tests/contract``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -57,6 +57,10 @@ class SourceRegistry(Protocol):
 
     def list(self, tenant: str | None = None) -> Sequence[Source]:
         """Live sources, by title."""
+        ...
+
+    def revisions(self, source_ids: Collection[str]) -> Mapping[str, int]:
+        """The current ``revision`` of each known source (deleted ones too); unknown ids absent."""
         ...
 
     def commit_version(
@@ -177,9 +181,21 @@ class Embedder(Protocol):
 
 
 class AnswerGenerator(Protocol):
-    """Writes a candidate answer from the closed evidence; never an authority."""
+    """Writes a candidate answer from the closed evidence; never an authority.
 
-    name: str
+    ``model`` and ``prompt_version`` name what would write the next answer;
+    with ``name`` they are part of an answer's cache key, so a change of
+    either never serves an answer written under the old one.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def prompt_version(self) -> str: ...
 
     async def generate(self, request: GenerationRequest) -> Candidate:
         """Return a candidate (any JSON value) or raise; the caller validates and degrades."""

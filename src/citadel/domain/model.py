@@ -57,6 +57,8 @@ class Limits:
     generator_deadline_s: float = 30.0
     max_query_bytes: int = 4 * 1024
     max_results: int = 50
+    max_repairs: int = 1
+    """Regenerations after an invalid candidate, with the same frozen manifest: 0 or 1."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -76,6 +78,8 @@ class Limits:
                 raise InvalidValue(f"limit {name} must be at least 1")
         if self.generator_deadline_s <= 0:
             raise InvalidValue("generator_deadline_s must be positive")
+        if self.max_repairs not in (0, 1):
+            raise InvalidValue("max_repairs must be 0 or 1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +278,9 @@ class GenerationRequest:
     question: str
     evidence: tuple[PromptEvidence, ...]
     max_output_tokens: int
+    repair: str = ""
+    """On a regeneration, the application's own words on why the last candidate was
+    refused (a fixed sentence per rejection reason, never the model's text)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,6 +294,10 @@ class Candidate:
     payload: object
     raw: str
     model: str = ""
+    prompt_version: str = ""
+    prompt_sha256: str = ""
+    """The hash of the instructions this candidate was written under (they can differ
+    per call: a provider that refuses JSON mode gets the two-line format)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,6 +353,23 @@ class Degraded:
 
 
 @dataclass(frozen=True, slots=True)
+class GenerationRecord:
+    """What produced an answer (or failed to): for the reader's trust and the audit."""
+
+    generator: str
+    model: str
+    prompt_version: str
+    prompt_sha256: str = ""
+    raw_sha256: str = ""
+    """sha256 of the last candidate's raw text; empty when no candidate came back."""
+    attempts: int = 0
+    cached: bool = False
+    """True when the answer was served from the answer cache (no generation ran)."""
+    shared: bool = False
+    """True when the answer came from an identical request's in-flight generation."""
+
+
+@dataclass(frozen=True, slots=True)
 class AnswerResult:
     """Search always; an answer only when one was validated, else why not."""
 
@@ -351,6 +379,7 @@ class AnswerResult:
     answer: GroundedAnswer | None
     degraded: Degraded | None
     manifest: Manifest | None = None
+    generation: GenerationRecord | None = None
 
     def __post_init__(self) -> None:
         if (self.answer is None) == (self.degraded is None):

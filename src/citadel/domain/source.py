@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from citadel.domain.errors import InvalidValue
 from citadel.domain.model import Actor, Role
@@ -23,6 +23,10 @@ class Source:
     origin: str = ""
     current_version: int = 0
     deleted: bool = False
+    revision: int = field(default=0, compare=False)
+    """Counts every change to the source (a new version, its metadata or ACL, a move,
+    deletion); the store owns it, so anything derived from the source can tell it is stale.
+    Not part of equality: two records of one source compare by their metadata."""
 
     def __post_init__(self) -> None:
         if not self.source_id.strip():

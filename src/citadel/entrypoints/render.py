@@ -10,7 +10,7 @@ from citadel.app.evaluation import EvaluationReport
 from citadel.app.ingest import IngestReport
 from citadel.app.library import SourceDetails
 from citadel.domain.document import Chunk
-from citadel.domain.model import AnswerResult, Citation, Evidence, SearchResult
+from citadel.domain.model import AnswerResult, Citation, Evidence, GenerationRecord, SearchResult
 from citadel.domain.source import Source
 
 # "7 Reading data", "Chapter 5. Data Definition", "B Invoking R" — but not "A sample session".
@@ -79,6 +79,22 @@ def answer_json(result: AnswerResult) -> dict[str, Any]:
         "answer": answer,
         "degraded": degraded,
         "manifest_sha256": result.manifest.sha256 if result.manifest else None,
+        "generation": generation_json(result.generation),
+    }
+
+
+def generation_json(record: GenerationRecord | None) -> dict[str, Any] | None:
+    if record is None:
+        return None
+    return {
+        "generator": record.generator,
+        "model": record.model,
+        "prompt_version": record.prompt_version,
+        "prompt_sha256": record.prompt_sha256 or None,
+        "raw_sha256": record.raw_sha256 or None,
+        "attempts": record.attempts,
+        "cached": record.cached,
+        "shared": record.shared,
     }
 
 

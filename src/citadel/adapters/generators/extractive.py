@@ -23,6 +23,9 @@ _SPACE = re.compile(r"\s+")
 
 class ExtractiveGenerator:
     name = "extractive"
+    model = "extractive"
+    prompt_version = "extractive/1"
+    """Bump when the sentence choice changes, so cached answers are not reused."""
 
     def __init__(self, limits: Limits | None = None, *, max_sentences: int = 3) -> None:
         self._limits = limits or Limits()
@@ -31,7 +34,10 @@ class ExtractiveGenerator:
     async def generate(self, request: GenerationRequest) -> Candidate:
         payload = {"segments": self.segments(request)}
         return Candidate(
-            payload=payload, raw=json.dumps(payload, ensure_ascii=False), model=self.name
+            payload=payload,
+            raw=json.dumps(payload, ensure_ascii=False),
+            model=self.model,
+            prompt_version=self.prompt_version,
         )
 
     def segments(self, request: GenerationRequest) -> list[dict[str, object]]:

@@ -323,7 +323,13 @@ class OpenAICompatibleGenerator:
                     continue
                 else:
                     raise InvalidProviderOutput("prose", "the answer is prose, not JSON")
-                return Candidate(payload=payload, raw=content, model=self._model)
+                return Candidate(
+                    payload=payload,
+                    raw=content,
+                    model=self._model,
+                    prompt_version=PROMPT_VERSION,
+                    prompt_sha256=TWO_LINE_PROMPT_SHA256 if mode == "two_line" else PROMPT_SHA256,
+                )
 
     def _serialize(self, request: GenerationRequest, mode: Mode) -> bytes:
         user = json.dumps(
@@ -355,6 +361,8 @@ class OpenAICompatibleGenerator:
                     "content": TWO_LINE_POLICY if mode == "two_line" else SYSTEM_POLICY,
                 },
                 {"role": "user", "content": user},
+                # A repair note is the application's own fixed text, never the model's.
+                *([{"role": "system", "content": request.repair}] if request.repair else []),
             ],
             "max_tokens": tokens,
             "temperature": 0,

@@ -27,6 +27,8 @@ Script = Callable[[GenerationRequest], object]
 
 class ScriptedGenerator:
     name = "scripted"
+    model = "scripted"
+    prompt_version = "scripted/1"
 
     def __init__(self, steps: Sequence[Step | Script] = ()) -> None:
         self._steps = list(steps)
@@ -54,7 +56,9 @@ class ScriptedGenerator:
             raw = json.dumps(payload, ensure_ascii=False)
         except (TypeError, ValueError):
             raw = repr(payload)
-        return Candidate(payload=payload, raw=raw, model=self.name)
+        return Candidate(
+            payload=payload, raw=raw, model=self.model, prompt_version=self.prompt_version
+        )
 
 
 def cite_first(request: GenerationRequest) -> object:

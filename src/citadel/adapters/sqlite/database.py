@@ -41,10 +41,20 @@ class Database:
             self._writer.execute(
                 "INSERT OR IGNORE INTO meta(key, value) VALUES ('generation', '0')"
             )
-            self._writer.commit()
             (found,) = self._writer.execute(
                 "SELECT value FROM meta WHERE key = 'schema_version'"
             ).fetchone()
+            if int(found) == 3:
+                # Schema 4 only adds the per-source revision counter: migrate in place.
+                self._writer.execute(
+                    "ALTER TABLE sources ADD COLUMN revision INTEGER NOT NULL DEFAULT 0"
+                )
+                self._writer.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                    (str(SCHEMA_VERSION),),
+                )
+                found = str(SCHEMA_VERSION)
+            self._writer.commit()
         if int(found) != SCHEMA_VERSION:
             raise SchemaMismatch(
                 f"{path} has schema {found}, this citadel needs {SCHEMA_VERSION};"

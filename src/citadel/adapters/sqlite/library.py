@@ -8,7 +8,7 @@ transaction rules, ``filters.py`` for how scope and filters become SQL, and
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -113,6 +113,16 @@ class SqliteLibrary:
         rows = self._db.reader.execute(sql + " ORDER BY s.title, s.source_id", args).fetchall()
         return [source_from_row(row) for row in rows]
 
+    def revisions(self, source_ids: Collection[str]) -> Mapping[str, int]:
+        ids = sorted(set(source_ids))
+        if not ids:
+            return {}
+        marks = ", ".join("?" * len(ids))
+        rows = self._db.reader.execute(
+            f"SELECT source_id, revision FROM sources WHERE source_id IN ({marks})", ids
+        ).fetchall()
+        return {str(sid): int(revision) for sid, revision in rows}
+
     def commit_version(
         self,
         source: Source,
@@ -131,7 +141,8 @@ class SqliteLibrary:
                 " title = excluded.title, authors = excluded.authors, year = excluded.year,"
                 " tags = excluded.tags, acl_groups = excluded.acl_groups,"
                 " canonical_url = excluded.canonical_url, origin = excluded.origin,"
-                " current_version = excluded.current_version, deleted = 0",
+                " current_version = excluded.current_version, deleted = 0,"
+                " revision = sources.revision + 1",
                 (source.source_id, source.tenant, *_metadata(source), version.version),
             )
             conn.execute(
@@ -207,7 +218,8 @@ class SqliteLibrary:
         with self._db.transaction() as conn:
             changed = conn.execute(
                 "UPDATE sources SET title = ?, authors = ?, year = ?, tags = ?, acl_groups = ?,"
-                " canonical_url = ?, origin = ? WHERE source_id = ? AND deleted = 0",
+                " canonical_url = ?, origin = ?, revision = revision + 1"
+                " WHERE source_id = ? AND deleted = 0",
                 (*_metadata(source), source.source_id),
             ).rowcount
             if not changed:
@@ -229,7 +241,9 @@ class SqliteLibrary:
     def delete(self, source_id: str) -> None:
         with self._db.transaction() as conn:
             changed = conn.execute(
-                "UPDATE sources SET deleted = 1 WHERE source_id = ? AND deleted = 0", (source_id,)
+                "UPDATE sources SET deleted = 1, revision = revision + 1"
+                " WHERE source_id = ? AND deleted = 0",
+                (source_id,),
             ).rowcount
             if not changed:
                 raise KeyError(source_id)

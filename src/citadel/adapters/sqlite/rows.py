@@ -22,6 +22,7 @@ SOURCE_COLUMNS = ", ".join(
         "origin",
         "current_version",
         "deleted",
+        "revision",
     )
 )
 CHUNK_COLUMNS = ", ".join(
@@ -48,7 +49,7 @@ CHUNK_COLUMNS = ", ".join(
 
 
 def source_from_row(row: Sequence[object]) -> Source:
-    (sid, tenant, title, authors, year, tags, acl, url, origin, current, deleted) = row
+    (sid, tenant, title, authors, year, tags, acl, url, origin, current, deleted, revision) = row
     return Source(
         source_id=str(sid),
         tenant=str(tenant),
@@ -61,6 +62,7 @@ def source_from_row(row: Sequence[object]) -> Source:
         origin=str(origin),
         current_version=int(str(current)),
         deleted=bool(deleted),
+        revision=int(str(revision)),
     )
 
 

@@ -1,6 +1,6 @@
 """The SQLite schema, applied idempotently on open."""
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -18,7 +18,8 @@ CREATE TABLE IF NOT EXISTS sources (
     canonical_url   TEXT,
     origin          TEXT NOT NULL,
     current_version INTEGER NOT NULL,
-    deleted         INTEGER NOT NULL DEFAULT 0
+    deleted         INTEGER NOT NULL DEFAULT 0,
+    revision        INTEGER NOT NULL DEFAULT 0   -- bumped by every change to the source
 );
 CREATE INDEX IF NOT EXISTS sources_tenant ON sources(tenant, deleted);
 CREATE INDEX IF NOT EXISTS sources_origin ON sources(tenant, origin);
