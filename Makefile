@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 PYTEST_FLAGS ?=
 TOKENIZER_VERSION := 0.1.0
 
-.PHONY: all venv check test test-slow demo bench fmt clean
+.PHONY: all venv check test test-slow test-llm llm-dev bench-llm demo bench fmt clean
 
 all: check test
 
@@ -35,6 +35,22 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -m "slow" $(PYTEST_FLAGS)
+
+# A real provider for development: builds llama-cpp-python into .venv-llm once
+# (about 5 minutes) and serves SmolLM2-135M on 127.0.0.1:8089 until stopped.
+llm-dev:
+	scripts/llm-dev install
+	scripts/llm-dev serve
+
+# The llm-marked tests against the running provider (make llm-dev in another shell,
+# or CITADEL_LLM_BASE_URL / CITADEL_LLM_MODEL set for any OpenAI-compatible one).
+test-llm: $(STAMP)
+	if [ -z "$$CITADEL_LLM_BASE_URL" ]; then eval "$$(scripts/llm-dev env)"; fi; \
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -m "llm" $(PYTEST_FLAGS)
+
+bench-llm: $(STAMP)
+	if [ -z "$$CITADEL_LLM_BASE_URL" ]; then eval "$$(scripts/llm-dev env)"; fi; \
+	$(BIN)/python bench/llm_answers.py
 
 demo: $(STAMP)
 	$(BIN)/citadel demo

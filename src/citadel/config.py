@@ -85,6 +85,8 @@ class Settings:
             generator_deadline_s=_float(env, "CITADEL_GENERATOR_DEADLINE_S", 30.0),
             max_concurrent_generations=_int(env, "CITADEL_MAX_CONCURRENT_GENERATIONS", 4),
             max_repairs=_repairs(env),
+            max_evidence=_int(env, "CITADEL_MAX_EVIDENCE", 8),
+            max_output_tokens=_int(env, "CITADEL_MAX_OUTPUT_TOKENS", 1024),
         )
         return cls(
             home=home,

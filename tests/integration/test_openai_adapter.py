@@ -25,6 +25,7 @@ import tracemalloc
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -244,7 +245,9 @@ INVALID = DegradedReason.INVALID_OUTPUT
 INTERNAL_ID = "chunk:src-7f3a:v1:0003:" + hashlib.sha256(b"internal").hexdigest()
 VALID_ENVELOPE = answer(segments((GOOD, ["E1"]))).body
 REFUSE_SCHEMA = error(400, "response_format json_schema is not supported by this model")
+REFUSE_OBJECT_SCHEMA = error(400, "response_format: unknown field 'schema'")
 REFUSE_OBJECT = error(400, "Invalid value for response_format: json_object is not supported")
+REFUSE_ALL = (REFUSE_SCHEMA, REFUSE_OBJECT_SCHEMA, REFUSE_OBJECT)
 HTML_PAGE = b"<html><body><h1>502 Bad Gateway</h1><script>alert(1)</script></body></html>"
 TWO_LINE_HOSTILE = (
     f"Citations: E1, E9\nAnswer: {GOOD}",
@@ -517,24 +520,24 @@ HOSTILE = [
         id="compressed body",
     ),
     case(
-        (REFUSE_SCHEMA, REFUSE_OBJECT, completion(TWO_LINE_HOSTILE[0])),
+        (*REFUSE_ALL, completion(TWO_LINE_HOSTILE[0])),
         INVALID,
         "unknown_ref",
-        requests=3,
+        requests=4,
         id="json mode refused, two lines cite E9",
     ),
     case(
-        (REFUSE_SCHEMA, REFUSE_OBJECT, completion(TWO_LINE_HOSTILE[1])),
+        (*REFUSE_ALL, completion(TWO_LINE_HOSTILE[1])),
         INVALID,
         "url_in_text",
-        requests=3,
+        requests=4,
         id="json mode refused, two lines with a url",
     ),
     case(
-        (REFUSE_SCHEMA, REFUSE_OBJECT, completion(f"Answer: {GOOD}\nSources: E1")),
+        (*REFUSE_ALL, completion(f"Answer: {GOOD}\nSources: E1")),
         ADAPTER_OUTPUT,
         "two_line_format",
-        requests=3,
+        requests=4,
         id="json mode refused, malformed two lines",
     ),
     case(
@@ -638,17 +641,28 @@ def test_a_valid_json_answer_is_accepted(
     assert sent.json()["response_format"]["type"] == "json_schema"
 
 
+def assert_grammar_schema(sent: dict[str, Any], strict: dict[str, Any]) -> None:
+    """json_object carrying the strict schema, its text also bounded in length."""
+    assert set(sent) == {"type", "schema"} and sent["type"] == "json_object"
+    schema = sent["schema"]
+    text = schema["properties"]["segments"]["items"]["properties"]["text"]
+    assert (text.pop("minLength"), text.pop("maxLength")) == (1, 1000)
+    assert schema == strict["json_schema"]["schema"]
+
+
 def test_the_two_line_fallback_is_accepted_when_json_mode_is_refused(
     library: InMemoryLibrary, server: FakeOpenAIServer
 ) -> None:
-    server.script(REFUSE_SCHEMA, REFUSE_OBJECT, completion(f"Citations: E2, E3\nAnswer: {GOOD}"))
+    server.script(*REFUSE_ALL, completion(f"Citations: E2, E3\nAnswer: {GOOD}"))
     outcome = ask(library, generator_for(server))
     assert_accepted(outcome, [["E2", "E3"]])
     assert outcome.result.answer is not None
     assert outcome.result.answer.segments[0].text == GOOD
-    first, second, third = (r.json() for r in server.requests)
+    first, second, third, fourth = (r.json() for r in server.requests)
     assert first["response_format"]["type"] == "json_schema"
-    assert second["response_format"] == {"type": "json_object"}
+    assert_grammar_schema(second["response_format"], first["response_format"])
+    assert third["response_format"] == {"type": "json_object"}
+    third = fourth
     assert "response_format" not in third
     assert third["messages"][0] == {"role": "system", "content": TWO_LINE_POLICY}
     assert third["messages"][1] == first["messages"][1]  # the same evidence, as data
@@ -657,14 +671,31 @@ def test_the_two_line_fallback_is_accepted_when_json_mode_is_refused(
 def test_json_object_mode_is_used_when_only_the_schema_is_refused(
     library: InMemoryLibrary, server: FakeOpenAIServer
 ) -> None:
-    server.script(REFUSE_SCHEMA, answer(segments((GOOD, ["E1"]))))
+    server.script(REFUSE_SCHEMA, REFUSE_OBJECT_SCHEMA, answer(segments((GOOD, ["E1"]))))
     generator = generator_for(server)
     assert_accepted(ask(library, generator), [["E1"]])
-    assert len(server.requests) == 2
-    # The refusal is remembered: the next question goes straight to json_object.
-    assert_accepted(ask(library, generator), [["E1"]])
     assert len(server.requests) == 3
-    assert server.requests[2].json()["response_format"] == {"type": "json_object"}
+    # The refusals are remembered: the next question goes straight to json_object.
+    assert_accepted(ask(library, generator), [["E1"]])
+    assert len(server.requests) == 4
+    assert server.requests[3].json()["response_format"] == {"type": "json_object"}
+
+
+def test_a_server_error_naming_the_response_format_is_a_refusal_not_an_outage(
+    library: InMemoryLibrary, server: FakeOpenAIServer
+) -> None:
+    # What llama-cpp-python's server answers to a json_schema response_format.
+    llama_cpp_refusal = error(
+        500,
+        "1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format',"
+        " 'type'), 'msg': \"Input should be 'text' or 'json_object'\"}",
+    )
+    server.script(llama_cpp_refusal, answer(segments((GOOD, ["E1"]))))
+    assert_accepted(ask(library, generator_for(server)), [["E1"]])
+    first, second = (r.json() for r in server.requests)  # no retry of the refusal
+    assert first["response_format"]["type"] == "json_schema"
+    # json_object with the schema beside it, which llama.cpp's servers turn into a grammar
+    assert_grammar_schema(second["response_format"], first["response_format"])
 
 
 def test_prose_in_json_mode_gets_one_two_line_retry(
@@ -680,18 +711,18 @@ def test_prose_in_json_mode_gets_one_two_line_retry(
 def test_without_the_two_line_fallback_refusal_and_prose_are_errors(
     library: InMemoryLibrary, server: FakeOpenAIServer
 ) -> None:
-    server.script(REFUSE_SCHEMA, REFUSE_OBJECT)
+    server.script(*REFUSE_ALL)
     refused = ask(library, generator_for(server, two_line_fallback=False))
     assert refused.result.degraded is not None
     assert "ProviderStatusError: refused_json_mode" in refused.result.degraded.detail
-    assert len(server.requests) == 2
+    assert len(server.requests) == 3
     assert_search_kept(refused)
 
     server.script(completion("Retries should be bounded."))
     prose = ask(library, generator_for(server, two_line_fallback=False))
     assert prose.result.degraded is not None
     assert "InvalidProviderOutput: prose" in prose.result.degraded.detail
-    assert len(server.requests) == 4  # the prose, and the service's one repair
+    assert len(server.requests) == 5  # the prose, and the service's one repair
 
 
 def test_a_repair_is_the_applications_note_after_the_same_evidence(
@@ -720,7 +751,7 @@ def test_a_repair_is_the_applications_note_after_the_same_evidence(
 def test_the_candidate_names_the_prompt_it_was_written_under(
     library: InMemoryLibrary, server: FakeOpenAIServer
 ) -> None:
-    server.script(REFUSE_SCHEMA, REFUSE_OBJECT, completion(f"Citations: E1\nAnswer: {GOOD}"))
+    server.script(*REFUSE_ALL, completion(f"Citations: E1\nAnswer: {GOOD}"))
     outcome = ask(library, generator_for(server))
     assert outcome.result.generation is not None
     assert outcome.result.generation.prompt_sha256 == TWO_LINE_PROMPT_SHA256

@@ -432,3 +432,36 @@ def test_one_forbidden_character_anywhere_rejects_the_answer(
     verdict = validate_candidate(one(text), MANIFEST, Limits())
     assert isinstance(verdict, Rejection)
     assert verdict.reason in {R.CONTROL_CHARACTER, R.FORMAT_CHARACTER, R.INVALID_UTF8}
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        ({"segments": [], "<script>alert(1)</script>": 1}, RejectionReason.UNKNOWN_FIELD),
+        (
+            {"segments": [{"text": "t", "evidence_ids": ["E1"], "javascript:alert(1)": 2}]},
+            RejectionReason.UNKNOWN_FIELD,
+        ),
+        (
+            {"segments": [{"text": "t", "evidence_ids": ["https://evil.example/E1"]}]},
+            RejectionReason.UNKNOWN_REF,
+        ),
+    ],
+)
+def test_a_rejection_never_echoes_model_text_of_arbitrary_shape(
+    payload: dict[str, Any], reason: RejectionReason
+) -> None:
+    verdict = validate_candidate(payload, MANIFEST, Limits())
+    assert isinstance(verdict, Rejection)
+    assert verdict.reason is reason
+    for hostile in ("script", "alert", "javascript", "evil", "https"):
+        assert hostile not in verdict.detail
+    assert "characters, not shown" in verdict.detail
+
+
+def test_a_plain_unknown_ref_is_named_for_debugging() -> None:
+    verdict = validate_candidate(
+        {"segments": [{"text": "t", "evidence_ids": ["E9"]}]}, MANIFEST, Limits()
+    )
+    assert isinstance(verdict, Rejection)
+    assert "'E9'" in verdict.detail

@@ -8,6 +8,7 @@ typed reason. Validation never raises on input, whatever its shape.
 from __future__ import annotations
 
 import enum
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -163,10 +164,21 @@ def _kind(value: object) -> str:
 
 
 def _names(keys: set[object]) -> str:
-    return ", ".join(sorted(_quote(str(k)) for k in keys))
+    shown = sorted(_quote(str(k)) for k in keys)
+    return (
+        ", ".join(shown) if len(shown) <= 3 else f"{', '.join(shown[:3])} and {len(shown) - 3} more"
+    )
 
 
-def _quote(value: str, limit: int = 40) -> str:
-    """A ref or key made safe to put in an error message: escaped and cut short."""
-    shown = value.encode("unicode_escape").decode("ascii")
-    return repr(shown[:limit] + ("…" if len(shown) > limit else ""))
+_PLAIN = re.compile(r"[A-Za-z0-9_-]{1,24}")
+
+
+def _quote(value: str) -> str:
+    """A ref or key for an error message: shown only when it is a plain short word.
+
+    Anything else is model-controlled text of arbitrary shape; a rejection
+    message is shown to readers, so it names its size instead of echoing it.
+    """
+    if _PLAIN.fullmatch(value):
+        return repr(value)
+    return f"<{len(value)} characters, not shown>"

@@ -119,8 +119,15 @@ change, pad or renumber a ref; cite a ref at most once.
 PROMPT_SHA256 = hashlib.sha256(SYSTEM_POLICY.encode("utf-8")).hexdigest()
 TWO_LINE_PROMPT_SHA256 = hashlib.sha256(TWO_LINE_POLICY.encode("utf-8")).hexdigest()
 
-Mode = Literal["json_schema", "json_object", "two_line"]
-_FALLBACK: dict[Mode, Mode] = {"json_schema": "json_object", "json_object": "two_line"}
+Mode = Literal["json_schema", "json_object_schema", "json_object", "two_line"]
+# json_object_schema is json_object carrying the schema as llama.cpp's servers read it
+# (they compile it into a grammar); a provider that refuses the extra field gets plain
+# json_object next.
+_FALLBACK: dict[Mode, Mode] = {
+    "json_schema": "json_object_schema",
+    "json_object_schema": "json_object",
+    "json_object": "two_line",
+}
 _JSON_MODE_WORDS = ("response_format", "json_schema", "json_object", "json mode")
 _MESSAGE_FIELDS = frozenset(
     # OpenAI's assistant message, plus the reasoning text some servers add (never used).
@@ -297,8 +304,8 @@ class OpenAICompatibleGenerator:
         ) as client:
             while True:
                 body = self._serialize(request, mode)
-                reply = await self._call(client, body, deadline)
-                if reply.status in (400, 422) and mode != "two_line" and _names_json_mode(reply):
+                reply = await self._call(client, body, deadline, json_mode=mode != "two_line")
+                if _refuses_json_mode(reply, mode):
                     following = _FALLBACK[mode]
                     if following == "two_line" and not self._two_line_fallback:
                         raise ProviderStatusError(
@@ -371,6 +378,11 @@ class OpenAICompatibleGenerator:
         }
         if mode == "json_schema":
             payload["response_format"] = _json_schema([e.ref for e in request.evidence])
+        elif mode == "json_object_schema":
+            payload["response_format"] = {
+                "type": "json_object",
+                "schema": _grammar_schema([e.ref for e in request.evidence]),
+            }
         elif mode == "json_object":
             payload["response_format"] = {"type": "json_object"}
         body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode(
@@ -384,11 +396,15 @@ class OpenAICompatibleGenerator:
             )
         return body
 
-    async def _call(self, client: httpx.AsyncClient, body: bytes, deadline: float) -> _Reply:
+    async def _call(
+        self, client: httpx.AsyncClient, body: bytes, deadline: float, *, json_mode: bool
+    ) -> _Reply:
         """One exchange, and at most one retry after 429 or 5xx when the deadline allows."""
         reply = await self._exchange(client, body, deadline)
         if reply.status != 429 and not 500 <= reply.status <= 599:
             return reply
+        if json_mode and _names_json_mode(reply):
+            return reply  # a refusal of JSON mode, answered as a server error: not transient
         remaining = deadline - asyncio.get_running_loop().time()
         # Leave the retry time to connect and read, or it is not worth making.
         reserve = min(1.0, self._deadline_s / 4)
@@ -511,8 +527,14 @@ def _tls_context(ca_file: Path | str | None) -> ssl.SSLContext:
     return context
 
 
+# Bounds that help a constrained decoder end its answer (they match the default
+# Limits); like the enum of refs they decide nothing — the validator still does.
+_MAX_SEGMENTS = 8
+_MAX_REFS = 8
+_MAX_TEXT_CHARS = 1000
+
+
 def _json_schema(refs: Sequence[str]) -> dict[str, Any]:
-    # The enum helps constrained decoders; it decides nothing — the validator still does.
     ref_schema: dict[str, Any] = (
         {"type": "string", "enum": list(refs)} if refs else {"type": "string"}
     )
@@ -528,13 +550,20 @@ def _json_schema(refs: Sequence[str]) -> dict[str, Any]:
                 "properties": {
                     "segments": {
                         "type": "array",
+                        "minItems": 1,
+                        "maxItems": _MAX_SEGMENTS,
                         "items": {
                             "type": "object",
                             "additionalProperties": False,
                             "required": ["text", "evidence_ids"],
                             "properties": {
                                 "text": {"type": "string"},
-                                "evidence_ids": {"type": "array", "items": ref_schema},
+                                "evidence_ids": {
+                                    "type": "array",
+                                    "minItems": 1,
+                                    "maxItems": _MAX_REFS,
+                                    "items": ref_schema,
+                                },
                             },
                         },
                     }
@@ -542,6 +571,14 @@ def _json_schema(refs: Sequence[str]) -> dict[str, Any]:
             },
         },
     }
+
+
+def _grammar_schema(refs: Sequence[str]) -> dict[str, Any]:
+    """The schema for llama.cpp's grammar compiler, which also bounds the text's length."""
+    schema: dict[str, Any] = _json_schema(refs)["json_schema"]["schema"]
+    text = schema["properties"]["segments"]["items"]["properties"]["text"]
+    text.update(minLength=1, maxLength=_MAX_TEXT_CHARS)
+    return schema
 
 
 # -- reading and decoding --------------------------------------------------------------
@@ -577,6 +614,16 @@ async def _read_head(response: httpx.Response, limit: int) -> bytes:
         if len(buffer) >= limit:
             break
     return bytes(buffer[:limit])
+
+
+def _refuses_json_mode(reply: _Reply, mode: Mode) -> bool:
+    """A refusal of the response format: a 400/422 naming it, or a 5xx naming it.
+
+    llama-cpp-python's server (0.3.x) answers an unsupported ``json_schema``
+    with HTTP 500 and a validation message naming ``response_format``.
+    """
+    refusing = reply.status in (400, 422) or 500 <= reply.status <= 599
+    return refusing and mode != "two_line" and _names_json_mode(reply)
 
 
 def _names_json_mode(reply: _Reply) -> bool:
