@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
 
 from citadel.app.ports import ChunkVectors, DenseHit, LexicalHit, StoredPassage, Vectors
+from citadel.domain.audit import GENESIS, AuditEntry, chain_hash
 from citadel.domain.document import Chunk
 from citadel.domain.model import SearchFilters
 from citadel.domain.source import AccessScope, Source, SourceVersion
@@ -226,3 +227,34 @@ def _bm25(
             hits.append(LexicalHit(chunk.chunk_id, score))
     hits.sort(key=lambda h: (-h.score, h.chunk_id))
     return hits
+
+
+class InMemoryAuditLog:
+    """The audit log fake: the same chaining, in a list."""
+
+    def __init__(self) -> None:
+        self._entries: list[AuditEntry] = []
+        self._lock = threading.Lock()
+
+    def append(self, answer_id: str, body: str) -> AuditEntry:
+        with self._lock:
+            if any(e.answer_id == answer_id for e in self._entries):
+                raise ValueError(f"answer {answer_id} is already recorded")
+            last = self._entries[-1].hash if self._entries else GENESIS
+            entry = AuditEntry(
+                len(self._entries) + 1, answer_id, body, last, chain_hash(last, body)
+            )
+            self._entries.append(entry)
+            return entry
+
+    def get(self, answer_id: str) -> AuditEntry | None:
+        with self._lock:
+            return next((e for e in self._entries if e.answer_id == answer_id), None)
+
+    def entries(self) -> Iterator[AuditEntry]:
+        with self._lock:
+            return iter(list(self._entries))
+
+    def head(self) -> tuple[int, str]:
+        with self._lock:
+            return len(self._entries), self._entries[-1].hash if self._entries else GENESIS

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import uuid
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
@@ -24,10 +25,13 @@ from citadel.app.answer_cache import (
     access_context,
     normalise_question,
 )
+from citadel.app.audit import AuditService
 from citadel.app.errors import InvalidGeneratorOutput, InvalidRequest, RequestDeadlineExceeded
-from citadel.app.ports import AnswerGenerator
+from citadel.app.ports import AnswerGenerator, TrustMetrics
+from citadel.app.resolver import CitationResolver, NullMetrics
 from citadel.app.search import SearchService
-from citadel.domain.manifest import freeze_manifest, prompt_evidence, sha256_hex
+from citadel.domain.audit import CitationAudit
+from citadel.domain.manifest import canonical_json, freeze_manifest, prompt_evidence, sha256_hex
 from citadel.domain.model import (
     Actor,
     AnswerResult,
@@ -39,6 +43,7 @@ from citadel.domain.model import (
     GenerationRequest,
     GroundedAnswer,
     Limits,
+    LinkState,
     Manifest,
     SearchRequest,
     SearchResult,
@@ -98,6 +103,9 @@ class AnswerService:
         *,
         sources: SourceRevisions | None = None,
         cache: AnswerCache | None = None,
+        resolver: CitationResolver | None = None,
+        audit: AuditService | None = None,
+        metrics: TrustMetrics | None = None,
         new_id: Callable[[], str] = _new_id,
     ) -> None:
         if cache is not None and cache.enabled and sources is None:
@@ -109,6 +117,9 @@ class AnswerService:
         self._sources = sources
         self._cache = cache if cache is not None and cache.enabled else None
         self._coalescer: Coalescer[_Generated] = Coalescer()
+        self._resolver = resolver
+        self._audit = audit
+        self._metrics = metrics or NullMetrics()
         self._new_id = new_id
 
     @property
@@ -132,9 +143,42 @@ class AnswerService:
             raise RequestDeadlineExceeded("the request's deadline passed") from exc
 
     async def _answer(self, request: AnswerRequest, actor: Actor, request_id: str) -> AnswerResult:
+        result = await self._produce(request, actor, request_id)
+        if self._resolver is None and self._audit is None:
+            self._count(result)
+            return result
+        return await asyncio.to_thread(self._finish, result, actor)
+
+    def _finish(self, result: AnswerResult, actor: Actor) -> AnswerResult:
+        """Resolve the citations for ``actor`` now, then record the answer as shown."""
+        if self._resolver is not None:
+            result = self._resolver.resolve_answer(result, actor)
+        if self._audit is not None:
+            resolved = tuple(
+                CitationAudit(
+                    segment=index,
+                    ref=citation.ref,
+                    state=citation.link_state.value,
+                    authorized=citation.link_state is not LinkState.FORBIDDEN,
+                )
+                for index, segment in enumerate(result.answer.segments if result.answer else ())
+                for citation in segment.citations
+            )
+            self._audit.record(result, actor, resolved)
+        self._count(result)
+        return result
+
+    def _count(self, result: AnswerResult) -> None:
+        self._metrics.answer("accepted" if result.degraded is None else result.degraded.reason)
+
+    async def _produce(self, request: AnswerRequest, actor: Actor, request_id: str) -> AnswerResult:
         answer_id = self._new_id()
+        started = time.perf_counter()
         search = await asyncio.to_thread(self._search.search, request.search, actor)
+        selecting = time.perf_counter()
+        self._metrics.stage("search", selecting - started)
         context = select_evidence(search.results, self._limits, request.minimum_evidence_score)
+        self._metrics.stage("selection", time.perf_counter() - selecting)
         if not context:
             return AnswerResult(
                 answer_id=answer_id,
@@ -206,10 +250,12 @@ class AnswerService:
                 ),
                 record,
             )
+        started = time.perf_counter()
         try:
             generated = await self._attempts(question, manifest, record)
         finally:
             self._bulkhead.leave()
+            self._metrics.stage("generation", time.perf_counter() - started)
         if generated.verdict is not None and self._cache is not None:
             self._cache.put(
                 key,
@@ -262,6 +308,7 @@ class AnswerService:
                 )
             except InvalidGeneratorOutput as exc:
                 rejected = Degraded(DegradedReason.INVALID_OUTPUT, _describe(exc))
+                self._metrics.rejection(exc.reason)
                 repair = repair_note(exc.reason)
                 continue
             except Exception as exc:  # any other generator failure degrades, unrepaired
@@ -274,14 +321,18 @@ class AnswerService:
                 prompt_version=candidate.prompt_version or record.prompt_version,
                 prompt_sha256=candidate.prompt_sha256,
                 raw_sha256=sha256_hex(candidate.raw),
+                output=_payload_json(candidate.payload),
             )
+            validating = time.perf_counter()
             verdict = validate_candidate(candidate.payload, manifest, self._limits)
+            self._metrics.stage("validation", time.perf_counter() - validating)
             if isinstance(verdict, Accepted):
                 return _Generated(verdict, None, record)
             where = f" (segment {verdict.segment + 1})" if verdict.segment is not None else ""
             rejected = Degraded(
                 DegradedReason.INVALID_OUTPUT, f"{verdict.reason.value}: {verdict.detail}{where}"
             )
+            self._metrics.rejection(verdict.reason.value)
             repair = repair_note(verdict.reason.value)
         assert rejected is not None
         if self._limits.max_repairs:
@@ -323,6 +374,13 @@ def repair_note(reason: str) -> str:
     )
 
 
+def _payload_json(payload: object) -> str:
+    try:
+        return canonical_json(payload)
+    except (TypeError, ValueError):  # not JSON (a scripted test payload): nothing to replay
+        return ""
+
+
 def _after(degraded: Degraded, what: str) -> Degraded:
     return Degraded(degraded.reason, f"{degraded.detail}; {what}")
 
@@ -349,8 +407,6 @@ def attribute(verdict: Accepted, manifest: Manifest) -> tuple[CitedSegment, ...]
                     chapter=evidence.chapter,
                     section=evidence.section,
                     pages=evidence.pages,
-                    link_state="unavailable",
-                    link_href=None,
                 )
             )
         segments.append(CitedSegment(text=segment.text, citations=tuple(citations)))

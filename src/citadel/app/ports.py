@@ -6,7 +6,7 @@ the real adapters and pass the same contract suites (``tests/contract``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -14,6 +14,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from citadel.domain.audit import AuditEntry
 from citadel.domain.document import Chunk, ParsedDocument
 from citadel.domain.model import Candidate, GenerationRequest, SearchFilters
 from citadel.domain.source import AccessScope, Source, SourceVersion
@@ -205,4 +206,44 @@ class AnswerGenerator(Protocol):
 class Clock(Protocol):
     def now_iso(self) -> str:
         """The current UTC time, ISO 8601."""
+        ...
+
+
+class AuditLog(Protocol):
+    """Append-only, hash-chained answer records (``citadel.domain.audit``)."""
+
+    def append(self, answer_id: str, body: str) -> AuditEntry:
+        """Chain ``body`` after the last record, atomically; an answer is recorded once."""
+        ...
+
+    def get(self, answer_id: str) -> AuditEntry | None: ...
+
+    def entries(self) -> Iterator[AuditEntry]:
+        """Every record, oldest first."""
+        ...
+
+    def head(self) -> tuple[int, str]:
+        """How many records the log has appended, and the last one's hash."""
+        ...
+
+
+class TrustMetrics(Protocol):
+    """The trust counters and stage timings (exposed at /metrics by the HTTP layer)."""
+
+    def answer(self, outcome: str) -> None:
+        """``accepted`` or a degraded reason."""
+        ...
+
+    def rejection(self, reason: str) -> None: ...
+
+    def resolution(self, state: str) -> None: ...
+
+    def display_denial(self) -> None: ...
+
+    def fabricated_link(self) -> None:
+        """An href that did not come from the resolver was about to be shown (must stay 0)."""
+        ...
+
+    def stage(self, name: str, seconds: float) -> None:
+        """search, selection, generation, validation or resolution."""
         ...

@@ -308,6 +308,23 @@ class AnswerSegment:
     refs: tuple[str, ...]
 
 
+class LinkState(enum.StrEnum):
+    """Where a citation may take its reader, decided by the resolver at display time."""
+
+    CANONICAL = "canonical"
+    """The version's trusted canonical URL, which passes the link policy."""
+    VIEWER = "viewer"
+    """An in-product route to the cited version, span highlighted, signed for this reader."""
+    UNAVAILABLE = "unavailable"
+    """No safe destination: shown as a plain source label, never a guessed URL."""
+    FORBIDDEN = "forbidden"
+    """The reader may not see the source now; nothing about it is shown."""
+    DELETED = "deleted"
+    """The source was deleted since the answer was made."""
+    SUPERSEDED = "superseded"
+    """A newer version exists; the link (if any) still goes to the cited version."""
+
+
 @dataclass(frozen=True, slots=True)
 class Citation:
     """Attribution built from stored metadata for one ref; nothing here came from the model."""
@@ -322,8 +339,8 @@ class Citation:
     chapter: str
     section: str
     pages: str
-    link_state: str
-    link_href: str | None
+    link_state: LinkState = LinkState.UNAVAILABLE
+    link_href: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,6 +379,8 @@ class GenerationRecord:
     prompt_sha256: str = ""
     raw_sha256: str = ""
     """sha256 of the last candidate's raw text; empty when no candidate came back."""
+    output: str = field(default="", repr=False)
+    """The last candidate's decoded payload as canonical JSON, for the audit's replay."""
     attempts: int = 0
     cached: bool = False
     """True when the answer was served from the answer cache (no generation ran)."""

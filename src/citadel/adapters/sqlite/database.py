@@ -80,16 +80,19 @@ class Database:
         return conn
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; it bumps the generation as part of the same commit."""
+    def transaction(self, *, library_change: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write transaction; a change to the library bumps the generation in the same
+        commit (the audit log's appends are not library changes: caches stay warm)."""
         with self._write_lock:
             conn = self._writer
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
-                conn.execute(
-                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
-                )
+                if library_change:
+                    conn.execute(
+                        "UPDATE meta SET value = CAST(value AS INTEGER) + 1"
+                        " WHERE key = 'generation'"
+                    )
             except BaseException:
                 conn.rollback()
                 raise

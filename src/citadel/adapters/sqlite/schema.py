@@ -74,4 +74,17 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     title, headings, body, access,
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
+-- The audit log: append-only (triggers refuse edits and deletions through SQL),
+-- hash-chained (citadel.domain.audit); its head (count, last hash) is in meta.
+CREATE TABLE IF NOT EXISTS audit_log (
+    seq       INTEGER PRIMARY KEY,
+    answer_id TEXT NOT NULL UNIQUE,
+    body      TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash      TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS audit_log_no_update BEFORE UPDATE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS audit_log_no_delete BEFORE DELETE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 """

@@ -1,0 +1,1 @@
+"""Trust metrics: a Prometheus registry, and a counting fake for tests."""

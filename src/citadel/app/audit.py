@@ -1,0 +1,125 @@
+"""Audit use cases: record every answer, show one, verify the chain, replay a verdict."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from citadel.app.errors import NotFound
+from citadel.app.ports import AuditLog, Clock
+from citadel.app.resolver import Target
+from citadel.domain.audit import (
+    AuditRecord,
+    ChainReport,
+    CitationAudit,
+    manifest_entries,
+    manifest_rows,
+    verify_chain,
+)
+from citadel.domain.manifest import manifest_hash
+from citadel.domain.model import Actor, AnswerResult, Limits, Manifest, Role
+from citadel.domain.validation import Accepted, validate_candidate
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayReport:
+    answer_id: str
+    stored: str
+    """The recorded verdict: ``accepted`` or ``degraded: reason``."""
+    replayed: str
+    """What validating the stored output against the stored manifest gives today."""
+    holds: bool
+    note: str = ""
+
+
+class AuditService:
+    def __init__(self, log: AuditLog, clock: Clock, limits: Limits) -> None:
+        self._log = log
+        self._clock = clock
+        self._limits = limits
+
+    def record(
+        self, result: AnswerResult, actor: Actor, resolved: tuple[CitationAudit, ...]
+    ) -> AuditRecord:
+        """Append the record of ``result`` as shown to ``actor``; returns what was stored."""
+        generation = result.generation
+        manifest = result.manifest
+        record = AuditRecord(
+            answer_id=result.answer_id,
+            request_id=result.request_id,
+            time=self._clock.now_iso(),
+            user_id=actor.user_id,
+            tenant=actor.tenant,
+            manifest_sha256=manifest.sha256 if manifest else "",
+            manifest=manifest_rows(manifest.entries) if manifest else (),
+            generator=generation.generator if generation else "",
+            model=generation.model if generation else "",
+            prompt_version=generation.prompt_version if generation else "",
+            prompt_sha256=generation.prompt_sha256 if generation else "",
+            raw_sha256=generation.raw_sha256 if generation else "",
+            output=generation.output if generation else "",
+            verdict="accepted" if result.answer is not None else "degraded",
+            reason=result.degraded.reason.value if result.degraded else "",
+            detail=result.degraded.detail if result.degraded else "",
+            citations=resolved,
+        )
+        self._log.append(record.answer_id, record.to_json())
+        return record
+
+    def show(self, answer_id: str, actor: Actor) -> AuditRecord:
+        entry = self._log.get(answer_id)
+        if entry is None:
+            raise NotFound(f"no audit record for answer {answer_id}")
+        record = AuditRecord.from_json(entry.body)
+        own = record.user_id == actor.user_id and record.tenant == actor.tenant
+        admin = actor.role is Role.ADMIN and record.tenant == actor.tenant
+        if not (own or admin):
+            # The same message as a missing record: a record's existence is not for others.
+            raise NotFound(f"no audit record for answer {answer_id}")
+        return record
+
+    def target(self, answer_id: str, ref: str, actor: Actor) -> Target:
+        """What ``ref`` of a recorded answer points at, for resolving it again now.
+
+        Any reader of the answer's tenant may ask; whether they may see the
+        source is the resolver's decision, made afresh.
+        """
+        entry = self._log.get(answer_id)
+        record = AuditRecord.from_json(entry.body) if entry is not None else None
+        if record is None or record.tenant != actor.tenant:
+            raise NotFound(f"no answer {answer_id}")
+        for row in manifest_entries(record.manifest):
+            if row.ref == ref:
+                return Target(row.source_id, row.version, row.chunk_id)
+        raise NotFound(f"answer {answer_id} has no citation {ref}")
+
+    def verify(self) -> ChainReport:
+        return verify_chain(self._log.entries(), self._log.head())
+
+    def replay(self, answer_id: str, actor: Actor) -> ReplayReport:
+        """Re-validate the stored output against the stored manifest with today's limits."""
+        record = self.show(answer_id, actor)
+        stored = "accepted" if record.verdict == "accepted" else f"degraded: {record.reason}"
+        entries = manifest_entries(record.manifest)
+        if entries and manifest_hash(entries) != record.manifest_sha256:
+            return ReplayReport(
+                answer_id, stored, "manifest altered", False, "the manifest no longer hashes"
+            )
+        if not record.output:
+            return ReplayReport(
+                answer_id,
+                stored,
+                stored,
+                True,
+                "no decoded output was recorded (no candidate reached validation):"
+                " nothing to re-validate",
+            )
+        manifest = Manifest(entries=entries, sha256=record.manifest_sha256, evidence=())
+        verdict = validate_candidate(json.loads(record.output), manifest, self._limits)
+        if isinstance(verdict, Accepted):
+            replayed = "accepted"
+            holds = record.verdict == "accepted"
+        else:
+            replayed = f"degraded: invalid_output ({verdict.reason.value})"
+            holds = record.verdict == "degraded" and record.reason == "invalid_output"
+        return ReplayReport(answer_id, stored, replayed, holds)
