@@ -80,16 +80,22 @@ class Database:
         return conn
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; it bumps the generation as part of the same commit."""
+    def transaction(self, *, library: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write transaction; it bumps the generation as part of the same commit.
+
+        ``library=False`` is for writes that no library cache derives from (users):
+        they leave the generation alone, so the dense matrix is not reloaded for them.
+        """
         with self._write_lock:
             conn = self._writer
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
-                conn.execute(
-                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
-                )
+                if library:
+                    conn.execute(
+                        "UPDATE meta SET value = CAST(value AS INTEGER) + 1"
+                        " WHERE key = 'generation'"
+                    )
             except BaseException:
                 conn.rollback()
                 raise

@@ -50,6 +50,11 @@ class SqliteLibrary:
         self._dense = DenseSearch(self._db)
         self._facts: tuple[int, str | None, bool] | None = None
 
+    @property
+    def database(self) -> Database:
+        """The open database, for adapters that keep their tables in the same file (users)."""
+        return self._db
+
     def close(self) -> None:
         self._db.close()
 
