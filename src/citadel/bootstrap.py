@@ -19,6 +19,7 @@ from citadel.adapters.parsers.markdown import MarkdownParser
 from citadel.adapters.parsers.pdf import PdfParser
 from citadel.adapters.parsers.plaintext import PlainTextParser
 from citadel.adapters.sqlite.library import SqliteLibrary
+from citadel.adapters.sqlite.users import SqliteUsers
 from citadel.app.answer import AnswerService
 from citadel.app.answer_cache import AnswerCache
 from citadel.app.evaluation import BeirDataset
@@ -32,6 +33,7 @@ from citadel.app.ports import (
     SourceRegistry,
 )
 from citadel.app.search import SearchService
+from citadel.app.users import UserService
 from citadel.config import ConfigError, Settings
 
 
@@ -44,6 +46,7 @@ class Services:
     search: SearchService
     answer: AnswerService
     library: LibraryService
+    users: UserService
     registry: SourceRegistry
     chunks: ChunkStore
     closers: tuple[Any, ...] = ()
@@ -98,6 +101,7 @@ def build(
             retain_versions=settings.retain_versions,
         ),
         library=LibraryService(library, library),
+        users=UserService(SqliteUsers(library.database), clock),
         search=search,
         answer=AnswerService(
             search,

@@ -302,3 +302,188 @@ def test_each_file_is_reported_on_its_own(tmp_path: Path) -> None:
         assert [v.version for v in lib.versions(source.source_id)] == [1]
     finally:
         lib.close()
+
+
+# -- users, tenants and ACLs ---------------------------------------------------------------
+
+QUERY = "flux capacitor"
+
+
+def ingest_note(home: Path, path: Path, text: str, *extra: str) -> str:
+    path.write_text(text, encoding="utf-8")
+    outcome = cli("ingest", "--home", str(home), "--json", *extra, str(path))
+    assert outcome.exit_code == 0, outcome.stderr
+    source_id: str = json.loads(outcome.stdout)["source_id"]
+    return source_id
+
+
+def add_user(home: Path, name: str, *options: str) -> str:
+    outcome = cli("users", "add", "--home", str(home), "--json", name, *options)
+    assert outcome.exit_code == 0, outcome.stderr
+    added = json.loads(outcome.stdout)
+    assert added["name"] == name
+    token: str = added["token"]
+    return token
+
+
+def seen_as(home: Path, *as_user: str) -> set[str]:
+    """The source ids a search finds, as the local administrator or ``--as`` a user."""
+    outcome = cli("search", "--home", str(home), "--json", *as_user, QUERY)
+    assert outcome.exit_code == 0, outcome.stderr
+    return {r["source_id"] for r in json.loads(outcome.stdout)["results"]}
+
+
+@pytest.fixture
+def acl_home(tmp_path: Path) -> tuple[Path, str, str]:
+    """Two notes of the default tenant, one readable by ops and one by dev."""
+    home = tmp_path / "home"
+    runbook = ingest_note(
+        home,
+        tmp_path / "runbook.md",
+        "# Runbook\n\nRestart the flux capacitor workers one at a time.\n",
+        "--acl",
+        "ops",
+    )
+    design = ingest_note(
+        home,
+        tmp_path / "design.md",
+        "# Design\n\nThe flux capacitor workers keep their state in one queue.\n",
+        "--acl",
+        "dev,arch",
+    )
+    return home, runbook, design
+
+
+def test_users_add_prints_the_token_once_and_stores_only_its_hash(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    outcome = cli("users", "add", "--home", str(home), "ada", "--groups", "ops,sre")
+    assert outcome.exit_code == 0, outcome.stderr
+    token = outcome.stdout.strip()
+    assert re.fullmatch(r"ctd_[A-Za-z0-9_-]{43}", token), token
+    assert "shown only this once" in outcome.stderr
+    assert token not in outcome.stderr
+
+    listed = cli("users", "list", "--home", str(home), "--json")
+    assert listed.exit_code == 0, listed.stderr
+    [ada] = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert ada == {
+        "name": "ada",
+        "tenant": "default",
+        "role": "reader",
+        "groups": ["ops", "sre"],
+        "status": "active",
+        "created_at": ada["created_at"],
+    }
+    text = cli("users", "list", "--home", str(home))
+    assert text.stdout == "ada  default  reader  active  groups: ops,sre\n"
+    stored = b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
+    for shown in (listed.stdout, text.stdout):
+        assert "ctd_" not in shown
+    assert token.encode() not in stored
+
+
+def test_users_add_refuses_duplicates_and_bad_names(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    add_user(home, "ada")
+    again = cli("users", "add", "--home", str(home), "ada", "--tenant", "globex")
+    assert again.exit_code == 1
+    assert "a user named ada already exists" in again.stderr
+    assert again.stdout == ""
+    bad = cli("users", "add", "--home", str(home), "two words")
+    assert bad.exit_code == 2
+    assert "whitespace" in bad.stderr
+    bad_group = cli("users", "add", "--home", str(home), "bo", "--groups", "ok,not ok")
+    assert bad_group.exit_code == 2
+    assert "group name" in bad_group.stderr
+    missing = cli("users", "disable", "--home", str(home), "nobody")
+    assert missing.exit_code == 1
+    assert "no user nobody" in missing.stderr
+
+
+def test_search_as_a_user_sees_only_what_its_groups_may_read(
+    acl_home: tuple[Path, str, str],
+) -> None:
+    home, runbook, design = acl_home
+    add_user(home, "ada", "--groups", "ops,sre")
+    add_user(home, "dee", "--groups", "arch")
+    add_user(home, "nobody-in-particular")
+    assert seen_as(home) == {runbook, design}, "without --as: the local administrator"
+    assert seen_as(home, "--as", "ada") == {runbook}
+    assert seen_as(home, "--as", "dee") == {design}
+    assert seen_as(home, "--as", "nobody-in-particular") == set()
+    asked = cli("ask", "--home", str(home), "--json", "--as", "ada", QUERY)
+    assert asked.exit_code == 0, asked.stderr
+    assert {r["source_id"] for r in json.loads(asked.stdout)["search"]["results"]} == {runbook}
+
+
+def test_a_disabled_or_unknown_user_is_refused_with_exit_2(
+    acl_home: tuple[Path, str, str],
+) -> None:
+    home, runbook, _ = acl_home
+    add_user(home, "ada", "--groups", "ops")
+    assert seen_as(home, "--as", "ada") == {runbook}
+    disabled = cli("users", "disable", "--home", str(home), "ada")
+    assert disabled.exit_code == 0, disabled.stderr
+    for command in ("search", "ask"):
+        outcome = cli(command, "--home", str(home), "--as", "ada", QUERY)
+        assert outcome.exit_code == 2, (command, outcome.stdout)
+        assert "user ada is disabled" in outcome.stderr
+        assert outcome.stdout == ""
+    unknown = cli("search", "--home", str(home), "--as", "mallory", QUERY)
+    assert unknown.exit_code == 2
+    assert "no user mallory" in unknown.stderr
+    listed = cli("users", "list", "--home", str(home), "--json")
+    assert json.loads(listed.stdout)["status"] == "disabled"
+
+
+def test_sources_acl_set_changes_what_a_user_sees(acl_home: tuple[Path, str, str]) -> None:
+    home, runbook, design = acl_home
+    add_user(home, "ada", "--groups", "ops")
+    add_user(home, "lib", "--role", "librarian", "--groups", "dev")
+
+    refused = cli("sources", "acl", "--home", str(home), design, "--set", "ops", "--as", "ada")
+    assert refused.exit_code == 1
+    assert "only librarians and admins" in refused.stderr
+    assert seen_as(home, "--as", "ada") == {runbook}
+
+    widened = cli(
+        "sources", "acl", "--home", str(home), "--json", design, "--set", "dev, ops", "--as", "lib"
+    )
+    assert widened.exit_code == 0, widened.stderr
+    assert json.loads(widened.stdout)["acl_groups"] == ["dev", "ops"]
+    assert seen_as(home, "--as", "ada") == {runbook, design}
+
+    narrowed = cli("sources", "acl", "--home", str(home), runbook, "--set", "sre")
+    assert narrowed.exit_code == 0, narrowed.stderr
+    assert seen_as(home, "--as", "ada") == {design}
+
+    cleared = cli("sources", "acl", "--home", str(home), runbook, "--set", "")
+    assert cleared.exit_code == 0, cleared.stderr
+    assert "everyone in the tenant" in cleared.stderr
+    assert seen_as(home, "--as", "ada") == {runbook, design}
+    listed = cli("sources", "list", "--home", str(home), "--json", "--as", "ada")
+    assert {json.loads(line)["source_id"] for line in listed.stdout.splitlines()} == {
+        runbook,
+        design,
+    }
+
+
+def test_another_tenants_user_sees_nothing_of_this_one(
+    acl_home: tuple[Path, str, str], tmp_path: Path
+) -> None:
+    home, runbook, design = acl_home
+    add_user(home, "gus", "--tenant", "globex", "--role", "admin", "--groups", "ops,dev")
+    assert seen_as(home, "--as", "gus") == set()
+    # Ingest --tenant puts a source in another tenant; only that tenant's users see it.
+    theirs = ingest_note(
+        home,
+        tmp_path / "globex.md",
+        "# Globex\n\nOur flux capacitor workers run on Tuesdays.\n",
+        "--tenant",
+        "globex",
+    )
+    assert seen_as(home, "--as", "gus") == {theirs}
+    assert seen_as(home) == {runbook, design}, "the default tenant's view is unchanged"
+    foreign = cli("sources", "acl", "--home", str(home), runbook, "--set", "", "--as", "gus")
+    assert foreign.exit_code == 1
+    assert f"no source {runbook}" in foreign.stderr

@@ -1,4 +1,4 @@
-"""In-memory fakes of the storage ports; they pass the same contract suites as SQLite."""
+"""In-memory fakes of the storage and user ports; they pass the same contract suites as SQLite."""
 
 from __future__ import annotations
 
@@ -10,12 +10,20 @@ from dataclasses import replace
 
 import numpy as np
 
-from citadel.app.ports import ChunkVectors, DenseHit, LexicalHit, StoredPassage, Vectors
+from citadel.app.ports import (
+    ChunkVectors,
+    DenseHit,
+    LexicalHit,
+    StoredPassage,
+    UserRecord,
+    Vectors,
+)
 from citadel.domain.audit import GENESIS, AuditEntry, chain_hash
 from citadel.domain.document import Chunk
-from citadel.domain.model import SearchFilters
+from citadel.domain.model import SearchFilters, UserStatus
 from citadel.domain.source import AccessScope, Source, SourceVersion
 from citadel.domain.text import stem, words
+from citadel.domain.user import User
 
 
 class InMemoryLibrary:
@@ -258,3 +266,42 @@ class InMemoryAuditLog:
     def head(self) -> tuple[int, str]:
         with self._lock:
             return len(self._entries), self._entries[-1].hash if self._entries else GENESIS
+
+
+class InMemoryUsers:
+    """Users and token hashes in dictionaries."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users: dict[str, User] = {}
+        self._tokens: dict[str, str] = {}
+        """token sha256 -> user name"""
+
+    def add(self, user: User, token_sha256: str) -> bool:
+        with self._lock:
+            if user.name in self._users:
+                return False
+            if token_sha256 in self._tokens:
+                raise ValueError("token hash already registered")
+            self._users[user.name] = user
+            self._tokens[token_sha256] = user.name
+            return True
+
+    def get(self, name: str) -> User | None:
+        return self._users.get(name)
+
+    def by_token(self, token_sha256: str) -> UserRecord | None:
+        with self._lock:
+            name = self._tokens.get(token_sha256)
+            return UserRecord(self._users[name], token_sha256) if name is not None else None
+
+    def set_status(self, name: str, status: UserStatus) -> User:
+        with self._lock:
+            if name not in self._users:
+                raise KeyError(name)
+            user = self._users[name] = replace(self._users[name], status=status)
+            return user
+
+    def list(self, tenant: str | None = None) -> Sequence[User]:
+        users = [u for u in self._users.values() if tenant in (None, u.tenant)]
+        return sorted(users, key=lambda u: u.name)

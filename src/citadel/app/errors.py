@@ -4,6 +4,9 @@ AppError
 ├── InvalidRequest          the caller sent something unusable (HTTP 422)
 ├── NotFound                no such source, version or answer (404)
 ├── Forbidden               the actor may not do or see this (403)
+├── Unauthenticated         no valid credentials: unknown token or user (401)
+│   └── UserDisabled        the user exists but was disabled
+├── UserExists              a user of that name is already registered (409)
 ├── RequestDeadlineExceeded the request's own deadline passed (504)
 ├── ParseError              a parser refused a file (raised by parser adapters)
 ├── InvalidGeneratorOutput  a generator adapter got a reply that is no candidate
@@ -25,6 +28,18 @@ class NotFound(AppError):
 
 class Forbidden(AppError):
     pass
+
+
+class Unauthenticated(AppError):
+    """The caller could not be identified: an unknown token, or no such user."""
+
+
+class UserDisabled(Unauthenticated):
+    """The user exists but was disabled; nothing runs on its behalf."""
+
+
+class UserExists(AppError):
+    """A user of that name is already registered (names are unique across tenants)."""
 
 
 class RequestDeadlineExceeded(AppError):

@@ -1,15 +1,17 @@
-"""Library use cases: list, inspect, move and delete sources, scoped to the actor."""
+"""Library use cases: list, inspect, move, re-permission and delete sources, scoped to the actor."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from citadel.app.errors import Forbidden, InvalidRequest, NotFound
 from citadel.app.ports import ChunkStore, SourceRegistry
 from citadel.domain.document import Chunk
+from citadel.domain.errors import InvalidValue
 from citadel.domain.model import Actor, Role
 from citadel.domain.source import AccessScope, Source, SourceVersion
+from citadel.domain.user import check_groups
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,17 @@ class LibraryService:
         moved = replace(self._readable(source_id, actor), origin=origin)
         self._registry.update(moved)
         return moved
+
+    def set_acl(self, source_id: str, groups: Iterable[str], actor: Actor) -> Source:
+        """Replace the groups that may read a source; no groups means the whole tenant."""
+        self._require_librarian(actor)
+        try:
+            acl = check_groups(groups)
+        except InvalidValue as exc:
+            raise InvalidRequest(str(exc)) from None
+        changed = replace(self._readable(source_id, actor), acl_groups=acl)
+        self._registry.update(changed)
+        return changed
 
     def delete(self, source_id: str, actor: Actor) -> None:
         """Delete the text and leave a tombstone, so old citations resolve to "deleted"."""

@@ -16,8 +16,9 @@ import numpy.typing as npt
 
 from citadel.domain.audit import AuditEntry
 from citadel.domain.document import Chunk, ParsedDocument
-from citadel.domain.model import Candidate, GenerationRequest, SearchFilters
+from citadel.domain.model import Candidate, GenerationRequest, SearchFilters, UserStatus
 from citadel.domain.source import AccessScope, Source, SourceVersion
+from citadel.domain.user import User
 
 # Vectors are numpy arrays at this boundary: a list of Python floats per chunk
 # would cost more than the search itself at 100k chunks.
@@ -200,6 +201,38 @@ class AnswerGenerator(Protocol):
 
     async def generate(self, request: GenerationRequest) -> Candidate:
         """Return a candidate (any JSON value) or raise; the caller validates and degrades."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class UserRecord:
+    """A stored user with the sha256 (hex) of its API token; never leaves the app layer."""
+
+    user: User
+    token_sha256: str
+
+
+class UserStore(Protocol):
+    """Registered users and the hashes of their API tokens (never the tokens)."""
+
+    def add(self, user: User, token_sha256: str) -> bool:
+        """Register ``user``; False (and nothing written) when its name is taken."""
+        ...
+
+    def get(self, name: str) -> User | None:
+        """The user of that name, disabled or not; None when there is none."""
+        ...
+
+    def by_token(self, token_sha256: str) -> UserRecord | None:
+        """The user whose token has this hash, disabled or not; None when there is none."""
+        ...
+
+    def set_status(self, name: str, status: UserStatus) -> User:
+        """Change a user's status and return the user as stored; ``KeyError`` when unknown."""
+        ...
+
+    def list(self, tenant: str | None = None) -> Sequence[User]:
+        """Users (of ``tenant``, or all), by name."""
         ...
 
 

@@ -17,10 +17,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from citadel.app.answer import AnswerRequest
-from citadel.app.errors import AppError, IngestError
+from citadel.app.errors import AppError, IngestError, InvalidRequest
 from citadel.app.ingest import IngestOptions
 from citadel.bootstrap import Services, build
 from citadel.config import ConfigError, Settings
@@ -39,6 +40,15 @@ HomeOption = Annotated[
     Path | None,
     typer.Option("--home", help="Data directory (default: $CITADEL_HOME or ./.citadel)."),
 ]
+AsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--as",
+        metavar="USER",
+        help="Act as this user: its tenant, role and groups"
+        " (default: the local administrator of $CITADEL_TENANT).",
+    ),
+]
 
 
 @contextmanager
@@ -56,12 +66,35 @@ def _services(home: Path | None, generator: str | None = None) -> Iterator[Servi
 
 
 def _local_actor(settings: Settings) -> Actor:
-    # Until users exist (the authorization issue), the CLI acts as the local administrator.
+    # Whoever can run the CLI can open the database: without --as it is the administrator.
     return Actor(user_id="local", tenant=settings.tenant, role=Role.ADMIN)
+
+
+def _actor(services: Services, as_user: str | None) -> Actor:
+    """The actor for a command: the user named by ``--as``, else the local administrator.
+
+    An unknown or disabled user is a usage error (exit 2); nothing runs for it.
+    """
+    if as_user is None:
+        return _local_actor(services.settings)
+    try:
+        return services.users.actor(as_user)
+    except AppError as exc:
+        _error(exc)
+        raise typer.Exit(2) from exc
+
+
+def _error(exc: Exception) -> None:
+    err.print(f"[red]error:[/red] {escape(render.terminal_safe(str(exc)))}")
 
 
 def _emit(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+
+
+def _groups(text: str | None) -> frozenset[str]:
+    """A comma-separated group list; blanks around and between the commas are dropped."""
+    return frozenset(g.strip() for g in (text or "").split(",") if g.strip())
 
 
 @app.command()
@@ -95,7 +128,7 @@ def ingest(
             tenant=tenant or services.settings.tenant,
             source_id=source_id,
             url=url,
-            acl_groups=frozenset(g.strip() for g in (acl or "").split(",") if g.strip()),
+            acl_groups=_groups(acl),
             title=title,
             authors=tuple(author) if author else None,
             year=year,
@@ -155,13 +188,13 @@ def search(
     limit: Annotated[int, typer.Option(min=1, max=100, help="How many results.")] = 10,
     json_out: JsonFlag = False,
     home: HomeOption = None,
+    as_user: AsOption = None,
 ) -> None:
     """Search the library; results never depend on a generator."""
     with _services(home) as services:
+        actor = _actor(services, as_user)
         try:
-            result = services.search.search(
-                SearchRequest(query=query, limit=limit), _local_actor(services.settings)
-            )
+            result = services.search.search(SearchRequest(query=query, limit=limit), actor)
         except AppError as exc:
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from exc
@@ -186,16 +219,18 @@ def ask(
     limit: Annotated[int, typer.Option(min=1, max=50, help="Search results to consider.")] = 20,
     json_out: JsonFlag = False,
     home: HomeOption = None,
+    as_user: AsOption = None,
 ) -> None:
     """Answer from the library with footnoted, application-proven citations."""
     with _services(home, generator) as services:
+        actor = _actor(services, as_user)
         try:
             result = asyncio.run(
                 services.answer.answer(
                     AnswerRequest(
                         SearchRequest(query=question, limit=limit), minimum_evidence_score
                     ),
-                    _local_actor(services.settings),
+                    actor,
                 )
             )
         except AppError as exc:
@@ -211,19 +246,22 @@ sources_app = typer.Typer(no_args_is_help=True, help="Inspect and manage the sou
 app.add_typer(sources_app, name="sources")
 
 
-def _library_call(home: Path | None, call: Any) -> Any:
+def _library_call(home: Path | None, call: Any, as_user: str | None = None) -> Any:
     with _services(home) as services:
+        actor = _actor(services, as_user)
         try:
-            return call(services, _local_actor(services.settings))
+            return call(services, actor)
         except AppError as exc:
-            err.print(f"[red]error:[/red] {render.terminal_safe(str(exc))}")
+            _error(exc)
             raise typer.Exit(1) from exc
 
 
 @sources_app.command("list")
-def sources_list(json_out: JsonFlag = False, home: HomeOption = None) -> None:
-    """Live sources, by title."""
-    found = _library_call(home, lambda s, actor: s.library.list(actor))
+def sources_list(
+    json_out: JsonFlag = False, home: HomeOption = None, as_user: AsOption = None
+) -> None:
+    """Live sources (that the actor may read), by title."""
+    found = _library_call(home, lambda s, actor: s.library.list(actor), as_user)
     if json_out:
         for source in found:
             _emit(render.source_json(source))
@@ -239,9 +277,10 @@ def sources_show(
     source_id: Annotated[str, typer.Argument(help="The source to show.")],
     json_out: JsonFlag = False,
     home: HomeOption = None,
+    as_user: AsOption = None,
 ) -> None:
     """A source's metadata and versions."""
-    details = _library_call(home, lambda s, actor: s.library.show(source_id, actor))
+    details = _library_call(home, lambda s, actor: s.library.show(source_id, actor), as_user)
     if json_out:
         _emit(render.source_details_json(details))
     else:
@@ -254,9 +293,12 @@ def sources_chunks(
     version: Annotated[int | None, typer.Option(min=1, help="Version (default: current).")] = None,
     json_out: JsonFlag = False,
     home: HomeOption = None,
+    as_user: AsOption = None,
 ) -> None:
     """A version's chunks in reading order (``--json``: one object per line)."""
-    chunks = _library_call(home, lambda s, actor: s.library.chunks(source_id, actor, version))
+    chunks = _library_call(
+        home, lambda s, actor: s.library.chunks(source_id, actor, version), as_user
+    )
     for chunk in chunks:
         if json_out:
             _emit(render.chunk_json(chunk))
@@ -272,10 +314,11 @@ def sources_move(
     new_path: Annotated[Path, typer.Argument(help="Its new location.")],
     json_out: JsonFlag = False,
     home: HomeOption = None,
+    as_user: AsOption = None,
 ) -> None:
     """Record a new location; the source id, versions and citations stay the same."""
     moved = _library_call(
-        home, lambda s, actor: s.library.move(source_id, str(new_path.resolve()), actor)
+        home, lambda s, actor: s.library.move(source_id, str(new_path.resolve()), actor), as_user
     )
     if json_out:
         _emit(render.source_json(moved))
@@ -288,13 +331,119 @@ def sources_delete(
     source_id: Annotated[str, typer.Argument(help="The source to delete.")],
     json_out: JsonFlag = False,
     home: HomeOption = None,
+    as_user: AsOption = None,
 ) -> None:
     """Delete a source's text; a tombstone stays so old citations say "deleted"."""
-    _library_call(home, lambda s, actor: s.library.delete(source_id, actor))
+    _library_call(home, lambda s, actor: s.library.delete(source_id, actor), as_user)
     if json_out:
         _emit({"source_id": source_id, "status": "deleted"})
     else:
         err.print(f"deleted {source_id} (tombstone kept)")
+
+
+@sources_app.command("acl")
+def sources_acl(
+    source_id: Annotated[str, typer.Argument(help="The source whose readers to change.")],
+    groups: Annotated[
+        str,
+        typer.Option(
+            "--set",
+            metavar="GROUP,...",
+            help='The groups that may read it, replacing the old ones; "" opens it to the tenant.',
+        ),
+    ],
+    json_out: JsonFlag = False,
+    home: HomeOption = None,
+    as_user: AsOption = None,
+) -> None:
+    """Replace the groups that may read a source (librarians and admins only)."""
+    changed = _library_call(
+        home, lambda s, actor: s.library.set_acl(source_id, _groups(groups), actor), as_user
+    )
+    if json_out:
+        _emit(render.source_json(changed))
+    else:
+        readers = ",".join(sorted(changed.acl_groups)) or "everyone in the tenant"
+        err.print(escape(render.terminal_safe(f"{source_id} is readable by {readers}")))
+
+
+users_app = typer.Typer(no_args_is_help=True, help="Register and disable users (API tokens).")
+app.add_typer(users_app, name="users")
+
+
+def _users_call(home: Path | None, call: Any) -> Any:
+    """Run a user-management call; a bad name is a usage error (2), any other refusal 1."""
+    with _services(home) as services:
+        try:
+            return call(services)
+        except AppError as exc:
+            _error(exc)
+            raise typer.Exit(2 if isinstance(exc, InvalidRequest) else 1) from exc
+
+
+@users_app.command("add")
+def users_add(
+    name: Annotated[str, typer.Argument(help="The user's name (unique across tenants).")],
+    role: Annotated[Role, typer.Option(help="What the user may do.")] = Role.READER,
+    tenant: Annotated[
+        str | None, typer.Option(help="The user's tenant (default: $CITADEL_TENANT).")
+    ] = None,
+    groups: Annotated[
+        str | None,
+        typer.Option(metavar="GROUP,...", help="Comma-separated groups the user belongs to."),
+    ] = None,
+    json_out: JsonFlag = False,
+    home: HomeOption = None,
+) -> None:
+    """Register a user and print its API token — the only time it is shown."""
+    user, token = _users_call(
+        home,
+        lambda s: s.users.add(name, role, tenant or s.settings.tenant, _groups(groups)),
+    )
+    if json_out:
+        _emit({"name": user.name, "token": token})
+    else:
+        print(token)
+    err.print(
+        escape(
+            f"added {user.name} ({user.role.value} of {user.tenant});"
+            " its API token is shown only this once: store it now"
+        )
+    )
+
+
+@users_app.command("disable")
+def users_disable(
+    name: Annotated[str, typer.Argument(help="The user to disable.")],
+    json_out: JsonFlag = False,
+    home: HomeOption = None,
+) -> None:
+    """Disable a user: its token and --as stop working at once."""
+    user = _users_call(home, lambda s: s.users.disable(name))
+    if json_out:
+        _emit(render.user_json(user))
+    else:
+        err.print(escape(f"disabled {user.name}"))
+
+
+@users_app.command("list")
+def users_list(
+    tenant: Annotated[
+        str | None, typer.Option(help="Only this tenant's users (default: all).")
+    ] = None,
+    json_out: JsonFlag = False,
+    home: HomeOption = None,
+) -> None:
+    """Users by name (``--json``: one object per line); tokens are never shown."""
+    found = _users_call(home, lambda s: s.users.list(tenant))
+    if json_out:
+        for user in found:
+            _emit(render.user_json(user))
+        return
+    if not found:
+        print("No users.")
+    for user in found:
+        print(render.user_line(user))
 
 
 eval_app = typer.Typer(no_args_is_help=True, help="Measure retrieval quality.")

@@ -12,6 +12,7 @@ from citadel.app.library import SourceDetails
 from citadel.domain.document import Chunk
 from citadel.domain.model import AnswerResult, Citation, Evidence, GenerationRecord, SearchResult
 from citadel.domain.source import Source
+from citadel.domain.user import User
 
 # "7 Reading data", "Chapter 5. Data Definition", "B Invoking R" — but not "A sample session".
 _NUMBERED = re.compile(
@@ -195,6 +196,23 @@ def source_json(source: Source) -> dict[str, Any]:
         "current_version": source.current_version,
         "deleted": source.deleted,
     }
+
+
+def user_json(user: User) -> dict[str, Any]:
+    """A user as ``users list --json`` prints it; a user carries no token material."""
+    return {
+        "name": user.name,
+        "tenant": user.tenant,
+        "role": user.role.value,
+        "groups": sorted(user.groups),
+        "status": user.status.value,
+        "created_at": user.created_at,
+    }
+
+
+def user_line(user: User) -> str:
+    groups = ",".join(sorted(user.groups)) or "-"
+    return f"{user.name}  {user.tenant}  {user.role.value}  {user.status.value}  groups: {groups}"
 
 
 def source_line(source: Source) -> str:

@@ -16,7 +16,7 @@ class SqliteAuditLog:
         self._db = db
 
     def append(self, answer_id: str, body: str) -> AuditEntry:
-        with self._db.transaction(library_change=False) as conn:
+        with self._db.transaction(library=False) as conn:
             count, last = _head(conn.execute("SELECT value FROM meta WHERE key = 'audit_head'"))
             seq = count + 1
             digest = chain_hash(last, body)

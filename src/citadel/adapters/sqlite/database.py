@@ -80,15 +80,18 @@ class Database:
         return conn
 
     @contextmanager
-    def transaction(self, *, library_change: bool = True) -> Iterator[sqlite3.Connection]:
-        """One write transaction; a change to the library bumps the generation in the same
-        commit (the audit log's appends are not library changes: caches stay warm)."""
+    def transaction(self, *, library: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write transaction; it bumps the generation as part of the same commit.
+
+        ``library=False`` is for writes that no library cache derives from (users, the
+        audit log): they leave the generation alone, so the dense matrix stays loaded.
+        """
         with self._write_lock:
             conn = self._writer
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
-                if library_change:
+                if library:
                     conn.execute(
                         "UPDATE meta SET value = CAST(value AS INTEGER) + 1"
                         " WHERE key = 'generation'"

@@ -52,7 +52,7 @@ class SqliteLibrary:
 
     @property
     def database(self) -> Database:
-        """The database, for stores that share it (the audit log)."""
+        """The open database, for adapters that keep their tables in the same file."""
         return self._db
 
     def close(self) -> None:

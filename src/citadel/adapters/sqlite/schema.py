@@ -68,6 +68,18 @@ CREATE TABLE IF NOT EXISTS embeddings (
     vector BLOB NOT NULL,
     PRIMARY KEY (key, model)
 ) WITHOUT ROWID;
+-- Users and the sha256 of their API tokens (never the tokens). Names are unique
+-- across tenants; user_groups is a JSON list; status is 'active' or 'disabled'.
+CREATE TABLE IF NOT EXISTS users (
+    name         TEXT PRIMARY KEY,
+    tenant       TEXT NOT NULL,
+    role         TEXT NOT NULL,
+    user_groups  TEXT NOT NULL,
+    status       TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    token_sha256 TEXT NOT NULL UNIQUE
+);
+CREATE INDEX IF NOT EXISTS users_tenant ON users(tenant, name);
 -- Only current versions of live sources are indexed; rowid = chunks.rowid.
 -- `access` holds the scope and filter tokens of access.py (weight 0 in bm25).
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(

@@ -1,0 +1,84 @@
+"""SQLite users: the ``users`` table, beside the library in the same file.
+
+Only the sha256 of a token is stored (see ``citadel.app.users``). User writes
+do not bump the library generation: no library cache is derived from users.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from citadel.adapters.sqlite.database import Database
+from citadel.app.ports import UserRecord
+from citadel.domain.model import Role, UserStatus
+from citadel.domain.user import User
+
+_COLUMNS = "name, tenant, role, user_groups, status, created_at"
+
+
+def _user(row: sqlite3.Row | tuple[object, ...]) -> User:
+    name, tenant, role, groups, status, created_at = row[:6]
+    return User(
+        name=str(name),
+        tenant=str(tenant),
+        role=Role(str(role)),
+        groups=frozenset(json.loads(str(groups))),
+        status=UserStatus(str(status)),
+        created_at=str(created_at),
+    )
+
+
+class SqliteUsers:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def add(self, user: User, token_sha256: str) -> bool:
+        with self._db.transaction(library=False) as conn:
+            cursor = conn.execute(
+                f"INSERT INTO users({_COLUMNS}, token_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(name) DO NOTHING",
+                (
+                    user.name,
+                    user.tenant,
+                    user.role.value,
+                    json.dumps(sorted(user.groups)),
+                    user.status.value,
+                    user.created_at,
+                    token_sha256,
+                ),
+            )
+            return cursor.rowcount == 1
+
+    def get(self, name: str) -> User | None:
+        row = self._db.reader.execute(
+            f"SELECT {_COLUMNS} FROM users WHERE name = ?", (name,)
+        ).fetchone()
+        return _user(row) if row else None
+
+    def by_token(self, token_sha256: str) -> UserRecord | None:
+        row = self._db.reader.execute(
+            f"SELECT {_COLUMNS}, token_sha256 FROM users WHERE token_sha256 = ?",
+            (token_sha256,),
+        ).fetchone()
+        return UserRecord(_user(row), str(row[6])) if row else None
+
+    def set_status(self, name: str, status: UserStatus) -> User:
+        with self._db.transaction(library=False) as conn:
+            row = conn.execute(
+                f"UPDATE users SET status = ? WHERE name = ? RETURNING {_COLUMNS}",
+                (status.value, name),
+            ).fetchone()
+        if row is None:
+            raise KeyError(name)
+        return _user(row)
+
+    def list(self, tenant: str | None = None) -> Sequence[User]:
+        if tenant is None:
+            rows = self._db.reader.execute(f"SELECT {_COLUMNS} FROM users ORDER BY name")
+        else:
+            rows = self._db.reader.execute(
+                f"SELECT {_COLUMNS} FROM users WHERE tenant = ? ORDER BY name", (tenant,)
+            )
+        return [_user(row) for row in rows.fetchall()]

@@ -1,0 +1,76 @@
+"""Users: who may act in a tenant, with which role and groups.
+
+A user's name is its identity everywhere (``Actor.user_id``), so names are
+unique across tenants. Names, tenants and groups are short printable tokens:
+they are typed on command lines, compared exactly and shown in audit records.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from citadel.domain.errors import InvalidValue
+from citadel.domain.model import Actor, Role, UserStatus
+
+MAX_NAME_CHARS = 64
+
+
+def check_name(kind: str, value: str) -> str:
+    """``value`` when it is a valid user name, tenant or group; else ``InvalidValue``.
+
+    Valid: 1 to 64 characters, none of them whitespace or control (or other
+    invisible format) characters. ``kind`` names the value in the message.
+    """
+    if not value:
+        raise InvalidValue(f"a {kind} needs a non-empty name")
+    if len(value) > MAX_NAME_CHARS:
+        raise InvalidValue(f"a {kind} name has at most {MAX_NAME_CHARS} characters")
+    for char in value:
+        if char.isspace() or unicodedata.category(char).startswith(("C", "Z")):
+            raise InvalidValue(
+                f"a {kind} name may not contain whitespace or control characters"
+                f" (found U+{ord(char):04X})"
+            )
+    return value
+
+
+def check_groups(groups: Iterable[str]) -> frozenset[str]:
+    """Valid group names as a set; a comma is refused too (group lists are comma-separated)."""
+    checked = frozenset(check_name("group", group) for group in groups)
+    for group in checked:
+        if "," in group:
+            raise InvalidValue("a group name may not contain a comma")
+    return checked
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    """A registered principal. Its API token lives in the store, only as a hash."""
+
+    name: str
+    tenant: str
+    role: Role
+    groups: frozenset[str]
+    status: UserStatus
+    created_at: str
+
+    def __post_init__(self) -> None:
+        check_name("user", self.name)
+        check_name("tenant", self.tenant)
+        check_groups(self.groups)
+
+    @property
+    def active(self) -> bool:
+        return self.status is UserStatus.ACTIVE
+
+    def actor(self) -> Actor:
+        """The principal requests run for when this user acts."""
+        return Actor(
+            user_id=self.name,
+            tenant=self.tenant,
+            role=self.role,
+            status=self.status,
+            groups=self.groups,
+        )

@@ -1,0 +1,122 @@
+"""One contract for the UserStore port, run against SQLite and the in-memory fake.
+
+Users are keyed by name across tenants, found by the hash of their token,
+disabled in place, and listed by name without any token material.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from citadel.adapters.memory import InMemoryUsers
+from citadel.adapters.sqlite.database import Database
+from citadel.adapters.sqlite.library import SqliteLibrary
+from citadel.adapters.sqlite.users import SqliteUsers
+from citadel.app.ports import UserRecord, UserStore
+from citadel.domain.model import Role, UserStatus
+from citadel.domain.user import User
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[UserStore]:
+    if request.param == "sqlite":
+        db = Database(tmp_path / "contract" / "library.db")
+        yield SqliteUsers(db)
+        db.close()
+    else:
+        yield InMemoryUsers()
+
+
+def user(
+    name: str = "ada",
+    *,
+    tenant: str = "acme",
+    role: Role = Role.READER,
+    groups: frozenset[str] = frozenset({"ops", "sre"}),
+) -> User:
+    return User(
+        name=name,
+        tenant=tenant,
+        role=role,
+        groups=groups,
+        status=UserStatus.ACTIVE,
+        created_at="2026-01-01T00:00:00+00:00",
+    )
+
+
+def test_an_added_user_reads_back_whole(store: UserStore) -> None:
+    ada = user(role=Role.LIBRARIAN)
+    assert store.add(ada, "hash-ada")
+    assert store.get("ada") == ada
+    assert store.by_token("hash-ada") == UserRecord(ada, "hash-ada")
+
+
+def test_unknown_names_and_hashes_are_none(store: UserStore) -> None:
+    store.add(user(), "hash-ada")
+    assert store.get("bob") is None
+    assert store.get("ADA") is None, "names compare exactly"
+    assert store.by_token("hash-bob") is None
+
+
+def test_a_taken_name_is_refused_and_nothing_changes(store: UserStore) -> None:
+    ada = user()
+    assert store.add(ada, "hash-ada")
+    assert not store.add(user(tenant="globex", role=Role.ADMIN), "hash-other")
+    assert store.get("ada") == ada
+    assert store.by_token("hash-other") is None
+    assert store.by_token("hash-ada") == UserRecord(ada, "hash-ada")
+
+
+def test_status_changes_in_place_and_keeps_the_token(store: UserStore) -> None:
+    ada = user()
+    store.add(ada, "hash-ada")
+    disabled = store.set_status("ada", UserStatus.DISABLED)
+    assert disabled == dataclasses.replace(ada, status=UserStatus.DISABLED)
+    assert store.get("ada") == disabled
+    assert store.by_token("hash-ada") == UserRecord(disabled, "hash-ada")
+    # Idempotent, and reversible by the store (the service only ever disables).
+    assert store.set_status("ada", UserStatus.DISABLED) == disabled
+    assert store.set_status("ada", UserStatus.ACTIVE) == ada
+
+
+def test_setting_the_status_of_an_unknown_user_is_a_key_error(store: UserStore) -> None:
+    with pytest.raises(KeyError):
+        store.set_status("nobody", UserStatus.DISABLED)
+
+
+def test_list_is_by_name_and_filters_by_tenant(store: UserStore) -> None:
+    for name, tenant in [("cy", "acme"), ("ada", "acme"), ("bo", "globex")]:
+        store.add(user(name, tenant=tenant), f"hash-{name}")
+    assert [u.name for u in store.list()] == ["ada", "bo", "cy"]
+    assert [u.name for u in store.list("acme")] == ["ada", "cy"]
+    assert [u.name for u in store.list("globex")] == ["bo"]
+    assert list(store.list("nobody")) == []
+
+
+def test_empty_groups_round_trip(store: UserStore) -> None:
+    solo = user("solo", groups=frozenset())
+    store.add(solo, "hash-solo")
+    assert store.get("solo") == solo
+
+
+def test_sqlite_users_share_the_library_file_without_bumping_its_generation(
+    tmp_path: Path,
+) -> None:
+    library = SqliteLibrary(tmp_path / "library.db")
+    try:
+        users = SqliteUsers(library.database)
+        before = library.database.generation()
+        users.add(user(), "hash-ada")
+        users.set_status("ada", UserStatus.DISABLED)
+        assert library.database.generation() == before, "user writes leave library caches alone"
+    finally:
+        library.close()
+    reopened = Database(tmp_path / "library.db")
+    try:
+        assert SqliteUsers(reopened).get("ada") is not None
+    finally:
+        reopened.close()

@@ -1,0 +1,173 @@
+"""UserService: tokens shown once and stored hashed, authentication, ``--as`` actors."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from citadel.adapters.clock import FixedClock
+from citadel.adapters.memory import InMemoryUsers
+from citadel.adapters.sqlite.database import Database
+from citadel.adapters.sqlite.users import SqliteUsers
+from citadel.app.errors import (
+    InvalidRequest,
+    NotFound,
+    Unauthenticated,
+    UserDisabled,
+    UserExists,
+)
+from citadel.app.users import TOKEN_PREFIX, UserService, token_sha256
+from citadel.domain.errors import InvalidValue
+from citadel.domain.model import Actor, Role, UserStatus
+from citadel.domain.user import User
+
+CREATED = "2026-01-01T00:00:00+00:00"
+
+
+@pytest.fixture
+def service() -> UserService:
+    return UserService(InMemoryUsers(), FixedClock(CREATED))
+
+
+@pytest.fixture
+def sqlite_home(tmp_path: Path) -> Iterator[tuple[UserService, Path]]:
+    path = tmp_path / "library.db"
+    db = Database(path)
+    yield UserService(SqliteUsers(db), FixedClock(CREATED)), path
+    db.close()
+
+
+def test_add_returns_the_user_and_a_fresh_prefixed_token(service: UserService) -> None:
+    user, token = service.add("ada", Role.LIBRARIAN, "acme", ["ops", "sre"])
+    assert user == User(
+        name="ada",
+        tenant="acme",
+        role=Role.LIBRARIAN,
+        groups=frozenset({"ops", "sre"}),
+        status=UserStatus.ACTIVE,
+        created_at=CREATED,
+    )
+    assert token.startswith(TOKEN_PREFIX)
+    assert len(token) >= len(TOKEN_PREFIX) + 43, "32 random bytes, base64url"
+    _, other = service.add("bob", Role.READER, "acme")
+    assert other != token
+
+
+def test_the_token_is_shown_once_and_never_again(service: UserService) -> None:
+    user, token = service.add("ada", Role.READER, "acme")
+    assert token not in repr(user)
+    assert token not in repr(service.get("ada"))
+    assert all(token not in repr(u) for u in service.list())
+    assert not any("token" in f.name for f in dataclasses.fields(User))
+
+
+def test_sqlite_stores_only_the_hash_of_the_token(
+    sqlite_home: tuple[UserService, Path],
+) -> None:
+    service, path = sqlite_home
+    _, token = service.add("ada", Role.READER, "acme", ["ops"])
+    assert service.authenticate(token).user_id == "ada"
+    stored = b"".join(p.read_bytes() for p in path.parent.iterdir() if p.is_file())
+    assert token.encode() not in stored
+    assert token.removeprefix(TOKEN_PREFIX).encode() not in stored
+    assert hashlib.sha256(token.encode()).hexdigest().encode() in stored
+
+
+def test_authenticate_gives_the_users_actor(service: UserService) -> None:
+    _, token = service.add("ada", Role.LIBRARIAN, "acme", ["ops"])
+    assert service.authenticate(token) == Actor(
+        user_id="ada", tenant="acme", role=Role.LIBRARIAN, groups=frozenset({"ops"})
+    )
+
+
+@pytest.mark.parametrize("token", ["", "ctd_", "ctd_not-a-token", "not-even-prefixed"])
+def test_unknown_tokens_are_refused(service: UserService, token: str) -> None:
+    service.add("ada", Role.READER, "acme")
+    with pytest.raises(Unauthenticated, match="unknown API token"):
+        service.authenticate(token)
+
+
+def test_a_token_hash_is_not_a_token(service: UserService) -> None:
+    _, token = service.add("ada", Role.READER, "acme")
+    with pytest.raises(Unauthenticated):
+        service.authenticate(token_sha256(token))
+
+
+def test_disabled_users_are_refused_by_token_and_by_name(service: UserService) -> None:
+    _, token = service.add("ada", Role.ADMIN, "acme")
+    disabled = service.disable("ada")
+    assert disabled.status is UserStatus.DISABLED
+    assert service.get("ada").status is UserStatus.DISABLED
+    with pytest.raises(UserDisabled, match="user ada is disabled"):
+        service.authenticate(token)
+    with pytest.raises(UserDisabled, match="user ada is disabled"):
+        service.actor("ada")
+    # Disabling twice is harmless.
+    assert service.disable("ada") == disabled
+
+
+def test_actor_by_name(service: UserService) -> None:
+    service.add("ada", Role.READER, "acme", ["ops"])
+    assert service.actor("ada") == Actor(user_id="ada", tenant="acme", groups=frozenset({"ops"}))
+    with pytest.raises(Unauthenticated, match="no user bob"):
+        service.actor("bob")
+
+
+def test_unknown_users_cannot_be_disabled_or_shown(service: UserService) -> None:
+    with pytest.raises(NotFound, match="no user bob"):
+        service.disable("bob")
+    with pytest.raises(NotFound, match="no user bob"):
+        service.get("bob")
+
+
+def test_a_duplicate_name_is_refused_even_in_another_tenant(service: UserService) -> None:
+    _, token = service.add("ada", Role.READER, "acme")
+    with pytest.raises(UserExists, match="a user named ada already exists"):
+        service.add("ada", Role.ADMIN, "globex")
+    assert service.authenticate(token).tenant == "acme"
+    assert [u.tenant for u in service.list()] == ["acme"]
+
+
+@pytest.mark.parametrize(
+    ("name", "tenant", "groups", "message"),
+    [
+        ("", "acme", (), "non-empty"),
+        ("a b", "acme", (), "whitespace"),
+        ("tab\there", "acme", (), "whitespace"),
+        ("bell\x07", "acme", (), "control"),
+        ("zero\u200bwidth", "acme", (), "control"),
+        ("x" * 65, "acme", (), "at most 64"),
+        ("ada", "", (), "tenant needs a non-empty name"),
+        ("ada", "ac me", (), "tenant name may not contain whitespace"),
+        ("ada", "acme", ("ok", "not ok"), "group name may not contain whitespace"),
+        ("ada", "acme", ("",), "group needs a non-empty name"),
+        ("ada", "acme", ("a,b",), "comma"),
+    ],
+)
+def test_bad_names_are_refused(
+    service: UserService, name: str, tenant: str, groups: tuple[str, ...], message: str
+) -> None:
+    with pytest.raises(InvalidRequest, match=message):
+        service.add(name, Role.READER, tenant, groups)
+    assert list(service.list()) == []
+
+
+def test_a_name_of_64_characters_is_fine(service: UserService) -> None:
+    user, _ = service.add("é" * 64, Role.READER, "acme")
+    assert service.get("é" * 64) == user
+
+
+def test_the_domain_refuses_invalid_users_too() -> None:
+    with pytest.raises(InvalidValue):
+        User(
+            name="a\nb",
+            tenant="acme",
+            role=Role.READER,
+            groups=frozenset(),
+            status=UserStatus.ACTIVE,
+            created_at=CREATED,
+        )
