@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,15 +15,18 @@ from citadel.adapters.embedding.hashing import HashingEmbedder
 from citadel.adapters.embedding.minilm import MiniLmEmbedder
 from citadel.adapters.generators.extractive import ExtractiveGenerator
 from citadel.adapters.generators.openai import GeneratorConfigError, OpenAICompatibleGenerator
+from citadel.adapters.metrics.prometheus import PrometheusMetrics
 from citadel.adapters.parsers.epub import EpubParser
 from citadel.adapters.parsers.html import HtmlParser
 from citadel.adapters.parsers.markdown import MarkdownParser
 from citadel.adapters.parsers.pdf import PdfParser
 from citadel.adapters.parsers.plaintext import PlainTextParser
+from citadel.adapters.sqlite.audit import SqliteAuditLog
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.adapters.sqlite.users import SqliteUsers
 from citadel.app.answer import AnswerService
 from citadel.app.answer_cache import AnswerCache
+from citadel.app.audit import AuditService
 from citadel.app.evaluation import BeirDataset
 from citadel.app.ingest import IngestService
 from citadel.app.library import LibraryService
@@ -32,9 +37,13 @@ from citadel.app.ports import (
     Embedder,
     SourceRegistry,
 )
+from citadel.app.resolver import CitationResolver
 from citadel.app.search import SearchService
 from citadel.app.users import UserService
 from citadel.config import ConfigError, Settings
+from citadel.domain.errors import InvalidValue
+from citadel.domain.links import Link, LinkPolicy
+from citadel.domain.viewer import ViewerSigner
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +58,9 @@ class Services:
     users: UserService
     registry: SourceRegistry
     chunks: ChunkStore
+    audit: AuditService
+    resolver: CitationResolver
+    metrics: PrometheusMetrics
     closers: tuple[Any, ...] = ()
 
     def close(self) -> None:
@@ -89,6 +101,15 @@ def build(
         candidates=settings.search_candidates,
     )
     chosen = generator or _generator(settings)
+    policy = _link_policy(settings)
+    metrics = PrometheusMetrics()
+    audit = AuditService(SqliteAuditLog(library.database), clock, settings.limits)
+    resolver = CitationResolver(
+        library,
+        lambda url: _safe_href(policy, url),
+        ViewerSigner(_viewer_secret(settings)),
+        metrics=metrics,
+    )
     return Services(
         settings=settings,
         ingest=IngestService(
@@ -99,6 +120,7 @@ def build(
             vectors=vectors,
             max_file_bytes=settings.max_file_bytes,
             retain_versions=settings.retain_versions,
+            check_url=lambda url: _registered_url(policy, url),
         ),
         library=LibraryService(library, library),
         users=UserService(SqliteUsers(library.database), clock),
@@ -109,11 +131,58 @@ def build(
             settings.limits,
             sources=library,
             cache=AnswerCache(settings.answer_cache_size, settings.answer_cache_ttl_s),
+            resolver=resolver,
+            audit=audit,
+            metrics=metrics,
         ),
+        audit=audit,
+        resolver=resolver,
+        metrics=metrics,
         registry=library,
         chunks=library,
         closers=(search, library),
     )
+
+
+def _link_policy(settings: Settings) -> LinkPolicy:
+    try:
+        return LinkPolicy.parse(settings.link_allowed_hosts)
+    except InvalidValue as exc:
+        raise ConfigError(f"CITADEL_LINK_ALLOWED_HOSTS: {exc}") from None
+
+
+def _safe_href(policy: LinkPolicy, url: str) -> str | None:
+    """At display: the URL as the policy normalises it, or None (policies change)."""
+    verdict = policy.evaluate(url)
+    return verdict.url if isinstance(verdict, Link) else None
+
+
+def _registered_url(policy: LinkPolicy, url: str) -> str:
+    """At registration: the normalised URL, or a clear refusal."""
+    verdict = policy.evaluate(url)
+    if isinstance(verdict, Link):
+        return verdict.url
+    allowed = ", ".join(policy.allowed_hosts) or "none (set CITADEL_LINK_ALLOWED_HOSTS)"
+    raise InvalidValue(f"the URL is refused ({verdict.value}); allowed hosts: {allowed}")
+
+
+def _viewer_secret(settings: Settings) -> bytes:
+    """CITADEL_LINK_SECRET, else a random key created once in the data directory (0600)."""
+    if settings.link_secret:
+        return settings.link_secret.get_secret_value().encode("utf-8")
+    path = settings.home / "viewer.key"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        fd = -1
+    if fd >= 0:
+        with os.fdopen(fd, "wb") as out:
+            out.write(secrets.token_bytes(32))
+    secret = path.read_bytes()
+    if len(secret) < 32:
+        raise ConfigError(f"{path} holds fewer than 32 bytes; remove it to make a new key")
+    return secret
 
 
 def _embedder(settings: Settings) -> Embedder | None:

@@ -53,6 +53,10 @@ class Settings:
     answer_cache_size: int = 256
     """Validated answers kept in memory (0 turns the cache off)."""
     answer_cache_ttl_s: float = 3600.0
+    link_allowed_hosts: str = ""
+    """Hosts a canonical URL may point at: exact names or ``*.suffix``, comma-separated."""
+    link_secret: SecretStr = field(default_factory=lambda: SecretStr(""))
+    """Signs viewer links; empty means a key kept in ``$CITADEL_HOME/viewer.key``."""
     llm: LlmSettings = field(default_factory=LlmSettings)
 
     @property
@@ -106,6 +110,8 @@ class Settings:
             max_term_share=_float(env, "CITADEL_MAX_TERM_SHARE", 1.0),
             answer_cache_size=_int(env, "CITADEL_ANSWER_CACHE_SIZE", 256, zero_ok=True),
             answer_cache_ttl_s=_float(env, "CITADEL_ANSWER_CACHE_TTL_S", 3600.0),
+            link_allowed_hosts=env.get("CITADEL_LINK_ALLOWED_HOSTS", "").strip(),
+            link_secret=_link_secret(env),
         )
 
     def with_overrides(self, **changes: object) -> Settings:
@@ -132,6 +138,13 @@ def _int(env: Mapping[str, str], name: str, default: int, *, zero_ok: bool = Fal
     if value < (0 if zero_ok else 1):
         raise ConfigError(f"{name} must be at least {0 if zero_ok else 1}, got {value}")
     return value
+
+
+def _link_secret(env: Mapping[str, str]) -> SecretStr:
+    raw = env.get("CITADEL_LINK_SECRET", "").strip()
+    if raw and len(raw.encode("utf-8")) < 32:
+        raise ConfigError("CITADEL_LINK_SECRET must be at least 32 bytes")
+    return SecretStr(raw)
 
 
 def _repairs(env: Mapping[str, str]) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -31,6 +31,7 @@ from citadel.domain.chunking import (
     embedding_text,
 )
 from citadel.domain.document import Chunk, ParsedDocument
+from citadel.domain.errors import InvalidValue
 from citadel.domain.source import Source, SourceVersion
 
 
@@ -89,6 +90,7 @@ class IngestService:
         max_file_bytes: int = 512 * 1024 * 1024,
         chunking: ChunkingPolicy | None = None,
         retain_versions: int = 5,
+        check_url: Callable[[str], str] | None = None,
     ) -> None:
         if (embedder is None) != (vectors is None):
             raise ValueError("an embedder needs a vector index, and the reverse")
@@ -100,6 +102,7 @@ class IngestService:
         self._max_file_bytes = max_file_bytes
         self._chunking = chunking or ChunkingPolicy()
         self._retain_versions = retain_versions
+        self._check_url = check_url
 
     def parser_for(self, path: Path) -> DocumentParser:
         for parser in self._parsers:
@@ -126,7 +129,7 @@ class IngestService:
                 raise IngestError(
                     shown, "too_large", f"{size} bytes is over the {self._max_file_bytes} limit"
                 )
-        options = _with_sidecar(path, options)
+        options = self._checked(_with_sidecar(path, options), shown)
         parser = self.parser_for(path)
         try:
             document = parser.parse(path, progress)
@@ -157,10 +160,20 @@ class IngestService:
                 pending.append(prepared)
         return reports + self.commit(pending, progress)
 
+    def _checked(self, options: IngestOptions, shown: str) -> IngestOptions:
+        """The canonical URL through the link policy, before anything is read or written."""
+        if options.url is None or self._check_url is None:
+            return options
+        try:
+            return replace(options, url=self._check_url(options.url))
+        except InvalidValue as exc:
+            raise IngestError(shown, "url_refused", str(exc)) from None
+
     def prepare(
         self, document: ParsedDocument, options: IngestOptions, *, origin: str, shown: str
     ) -> PreparedVersion | IngestReport:
         """Chunk a parsed document as the next version of its source, or report a no-op."""
+        options = self._checked(options, shown)
         if not any(block.text.strip() for block in document.blocks):
             raise IngestError(shown, "no_text", "no body text could be extracted")
         content_sha = hashlib.sha256(canonical_text(document.blocks).text.encode()).hexdigest()

@@ -446,6 +446,90 @@ def users_list(
         print(render.user_line(user))
 
 
+@app.command()
+def citation(
+    answer_id: Annotated[str, typer.Argument(help="The answer_id of `ask --json`.")],
+    ref: Annotated[str, typer.Argument(help="The citation's ref, e.g. E1.")],
+    json_out: JsonFlag = False,
+    home: HomeOption = None,
+    as_user: AsOption = None,
+) -> None:
+    """Resolve one citation of an earlier answer again, for this reader now."""
+
+    def resolve(services: Services, actor: Actor) -> Any:
+        target = services.audit.target(answer_id, ref, actor)
+        return services.resolver.resolve([target], actor)[0]
+
+    link = _library_call(home, resolve, as_user)
+    if json_out:
+        _emit({"answer_id": answer_id, "ref": ref, "link": render.link_json(link)})
+    else:
+        print(render.terminal_safe(f"{ref}: {link.state.value} {link.href or ''}".rstrip()))
+
+
+audit_app = typer.Typer(no_args_is_help=True, help="Read and check the answers' audit log.")
+app.add_typer(audit_app, name="audit")
+
+
+@audit_app.command("show")
+def audit_show(
+    answer_id: Annotated[str, typer.Argument(help="The answer_id of `ask --json`.")],
+    json_out: JsonFlag = False,
+    home: HomeOption = None,
+    as_user: AsOption = None,
+) -> None:
+    """Print one answer's record: actor, manifest, model and prompt, verdict, citations."""
+    record = _library_call(home, lambda s, actor: s.audit.show(answer_id, actor), as_user)
+    if json_out:
+        _emit(json.loads(record.to_json()))
+    else:
+        print(render.terminal_safe(render.audit_text(record)))
+
+
+@audit_app.command("verify")
+def audit_verify(json_out: JsonFlag = False, home: HomeOption = None) -> None:
+    """Check every record's hash and link; exit 1 if anything was edited or removed."""
+    report = _library_call(home, lambda s, _: s.audit.verify())
+    if json_out:
+        _emit({"records": report.records, "intact": report.intact, "problems": report.problems})
+    elif report.intact:
+        print(f"audit log intact: {report.records} records")
+    else:
+        print(f"audit log NOT intact ({report.records} records):")
+        for problem in report.problems:
+            print(f"  - {problem}")
+    if not report.intact:
+        raise typer.Exit(1)
+
+
+@audit_app.command("replay")
+def audit_replay(
+    answer_id: Annotated[str, typer.Argument(help="The answer_id of `ask --json`.")],
+    json_out: JsonFlag = False,
+    home: HomeOption = None,
+    as_user: AsOption = None,
+) -> None:
+    """Re-validate the recorded output against the recorded manifest; exit 1 if it differs."""
+    report = _library_call(home, lambda s, actor: s.audit.replay(answer_id, actor), as_user)
+    if json_out:
+        _emit(
+            {
+                "answer_id": report.answer_id,
+                "stored": report.stored,
+                "replayed": report.replayed,
+                "holds": report.holds,
+                "note": report.note,
+            }
+        )
+    else:
+        verdict = "holds" if report.holds else "DOES NOT HOLD"
+        print(f"verdict {verdict}: recorded {report.stored}; replayed {report.replayed}")
+        if report.note:
+            print(f"  ({report.note})")
+    if not report.holds:
+        raise typer.Exit(1)
+
+
 eval_app = typer.Typer(no_args_is_help=True, help="Measure retrieval quality.")
 app.add_typer(eval_app, name="eval")
 

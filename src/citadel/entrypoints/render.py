@@ -9,8 +9,17 @@ from typing import Any
 from citadel.app.evaluation import EvaluationReport
 from citadel.app.ingest import IngestReport
 from citadel.app.library import SourceDetails
+from citadel.app.resolver import ResolvedLink
+from citadel.domain.audit import AuditRecord
 from citadel.domain.document import Chunk
-from citadel.domain.model import AnswerResult, Citation, Evidence, GenerationRecord, SearchResult
+from citadel.domain.model import (
+    AnswerResult,
+    Citation,
+    Evidence,
+    GenerationRecord,
+    LinkState,
+    SearchResult,
+)
 from citadel.domain.source import Source
 from citadel.domain.user import User
 
@@ -55,8 +64,12 @@ def citation_json(c: Citation) -> dict[str, Any]:
         "chapter": c.chapter,
         "section": c.section,
         "pages": c.pages,
-        "link": {"state": c.link_state, "href": c.link_href},
+        "link": {"state": c.link_state.value, "href": c.link_href},
     }
+
+
+def link_json(link: ResolvedLink) -> dict[str, Any]:
+    return {"state": link.state.value, "href": link.href}
 
 
 def answer_json(result: AnswerResult) -> dict[str, Any]:
@@ -149,10 +162,12 @@ def answer_text(result: AnswerResult) -> str:
         for segment in result.answer.segments:
             marks = []
             for citation in segment.citations:
-                if citation.evidence_id not in numbers:
-                    numbers[citation.evidence_id] = len(numbers) + 1
-                    notes.append(footnote(numbers[citation.evidence_id], citation))
-                marks.append(f"[{numbers[citation.evidence_id]}]")
+                # Forbidden citations carry no ids: each gets its own bare note.
+                key = citation.evidence_id or f"forbidden-{citation.ref}"
+                if key not in numbers:
+                    numbers[key] = len(numbers) + 1
+                    notes.append(footnote(numbers[key], citation) + link_note(citation))
+                marks.append(f"[{numbers[key]}]")
             lines.append(f"{segment.text} {''.join(marks)}")
         lines.append("")
         lines.extend(notes)
@@ -164,6 +179,25 @@ def answer_text(result: AnswerResult) -> str:
         lines.append("Search results:")
         lines.extend(search_lines(result.search, limit=5))
     return "\n".join(lines)
+
+
+_LINK_NOTES = {
+    LinkState.UNAVAILABLE: " (no link)",
+    LinkState.FORBIDDEN: "",
+    LinkState.DELETED: " (deleted since this answer)",
+}
+
+
+def link_note(citation: Citation) -> str:
+    """Where the footnote leads: the resolver's href, or why there is none."""
+    if citation.link_state is LinkState.FORBIDDEN:
+        return "you may not see this source"
+    if citation.link_state is LinkState.SUPERSEDED:
+        flag = " (source changed since this answer)"
+        return f"\n    {citation.link_href}{flag}" if citation.link_href else flag
+    if citation.link_href:
+        return f"\n    {citation.link_href}"
+    return _LINK_NOTES.get(citation.link_state, "")
 
 
 def search_lines(result: SearchResult, limit: int = 10) -> list[str]:
@@ -314,4 +348,26 @@ def evaluation_text(report: EvaluationReport) -> str:
             f" {m.metrics['recall@100']:>7.4f} {m.metrics['mrr@10']:>7.4f}"
             f" {m.latency_ms_p50:>7.1f} {m.latency_ms_p95:>7.1f}"
         )
+    return "\n".join(lines)
+
+
+def audit_text(record: AuditRecord) -> str:
+    outcome = "accepted" if record.verdict == "accepted" else f"degraded ({record.reason})"
+    lines = [
+        f"answer {record.answer_id} (request {record.request_id}) at {record.time}",
+        f"  asked by {record.user_id} in tenant {record.tenant}",
+        f"  generator {record.generator} model {record.model or '-'}"
+        f" prompt {record.prompt_version or '-'} {record.prompt_sha256[:12] or ''}",
+        f"  output sha256 {record.raw_sha256 or '-'}",
+        f"  verdict: {outcome}" + (f": {record.detail}" if record.detail else ""),
+        f"  manifest {record.manifest_sha256 or '-'}:",
+    ]
+    for row in record.manifest:
+        lines.append(
+            f"    {row['ref']}: source {row['source_id']} v{row['version']}"
+            f" chunk {row['chunk_id']} sha256 {str(row['content_sha256'])[:12]}"
+        )
+    for c in record.citations:
+        shown = "shown" if c.authorized else "withheld"
+        lines.append(f"  segment {c.segment + 1} cites {c.ref}: {c.state} ({shown})")
     return "\n".join(lines)
