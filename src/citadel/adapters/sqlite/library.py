@@ -8,6 +8,7 @@ transaction rules, ``filters.py`` for how scope and filters become SQL, and
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,6 +32,14 @@ from citadel.domain.source import AccessScope, Source, SourceVersion
 # bm25() column weights: title, headings (section path), body. Chosen on SciFact
 # train (docs/retrieval.md).
 DEFAULT_WEIGHTS = (2.0, 2.0, 1.0)
+# FTS5's bm25() constants (fts5_aux.c): k1, and the floor of a term's idf.
+_BM25_K1 = 1.2
+_BM25_MIN_IDF = 1e-6
+# A query's most common term is skipped (exactly, see _skippable) only when it is
+# in more than this share of the chunks: for rarer terms the extra queries cost
+# about what skipping saves.
+_SKIP_SHARE = 0.05
+_DF_CACHE = 100_000
 
 
 class SqliteLibrary:
@@ -300,23 +309,15 @@ class SqliteLibrary:
         terms = self._selective(terms)
         if not terms:
             return []
-        words = " OR ".join(_fts_string(term) for term in terms)
         # Terms match the text columns only; the scope and filters are index
         # lookups on the access column (access.py), ANDed inside the same query.
         only_tenant, any_acl = self._access_facts()
         restrict = access_query(scope, filters, only_tenant=only_tenant, any_acl=any_acl)
-        match = f"{{title headings body}} : ({words})" + (f" AND {restrict}" if restrict else "")
         weights = ", ".join(str(float(w)) for w in (*self._weights, 0.0))
-        if filters.year_min is None and filters.year_max is None:
-            # Rank inside FTS5 and join only the best rows to their chunks.
-            sql = (
-                "SELECT c.chunk_id, f.score FROM"
-                f" (SELECT rowid, -bm25(chunks_fts, {weights}) AS score FROM chunks_fts"
-                "  WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?) f"
-                " JOIN chunks c ON c.rowid = f.rowid ORDER BY f.score DESC, c.chunk_id"
-            )
-            args: list[object] = [match, limit]
-        else:
+        if filters.year_min is not None or filters.year_max is not None:
+            match = f"{{title headings body}} : ({_any_of(terms)})"
+            if restrict:
+                match += f" AND {restrict}"
             sql = (
                 f"SELECT c.chunk_id, -bm25(chunks_fts, {weights}) AS score FROM chunks_fts"
                 " JOIN chunks c ON c.rowid = chunks_fts.rowid"
@@ -332,8 +333,90 @@ class SqliteLibrary:
                 filters.year_max,
                 limit,
             ]
+            found = self._db.reader.execute(sql, args).fetchall()
+            return [LexicalHit(chunk_id=row[0], score=float(row[1])) for row in found]
+        common, bound = self._skippable(terms, limit)
+        # The common term goes last in every form of the query, so bm25() adds the
+        # terms' contributions in the same order whichever form ranks.
+        rest = [t for t in terms if t != common]
+        if common is not None:
+            # Rank only the chunks holding a rarer term, scored with every term (the
+            # common one as well); see _skippable for why that is exact here.
+            shared = f"(({_any_of(rest)}) AND ({_fts_string(common)}))"
+            alone = f"(({_any_of(rest)}) NOT ({_fts_string(common)}))"
+            hits = self._ranked([shared, alone], restrict, weights, limit)
+            if len(hits) == limit and min(hit.score for hit in hits) > bound:
+                return hits
+            rest.append(common)
+        return self._ranked([f"({_any_of(rest)})"], restrict, weights, limit)
+
+    def _ranked(
+        self, expressions: Sequence[str], restrict: str, weights: str, limit: int
+    ) -> Sequence[LexicalHit]:
+        """The ``limit`` best chunks matching any of ``expressions`` (disjoint sets of
+        chunks), ranked inside FTS5; only those rows are joined to their chunks. Ties
+        go to the lower rowid, so every form of a query keeps the same chunks."""
+        ranked = (
+            f"SELECT rowid, -bm25(chunks_fts, {weights}) AS score FROM chunks_fts"
+            " WHERE chunks_fts MATCH ? ORDER BY score DESC, rowid LIMIT ?"
+        )
+        if len(expressions) == 1:
+            best = ranked
+        else:
+            best = (
+                " UNION ALL ".join(f"SELECT * FROM ({ranked})" for _ in expressions)
+                + " ORDER BY score DESC, rowid LIMIT ?"
+            )
+        args: list[object] = []
+        for expression in expressions:
+            match = f"{{title headings body}} : {expression}"
+            args += [f"{match} AND {restrict}" if restrict else match, limit]
+        if len(expressions) > 1:
+            args.append(limit)
+        sql = (
+            f"SELECT c.chunk_id, f.score FROM ({best}) f"
+            " JOIN chunks c ON c.rowid = f.rowid ORDER BY f.score DESC, c.chunk_id"
+        )
         rows = self._db.reader.execute(sql, args).fetchall()
         return [LexicalHit(chunk_id=row[0], score=float(row[1])) for row in rows]
+
+    def _skippable(self, terms: Sequence[str], limit: int) -> tuple[str | None, float]:
+        """The query's most common term, when ranking may skip the chunks that hold
+        only it, with the most its bm25() contribution can be (else None, inf).
+
+        FTS5 computes bm25() for every chunk matching any term, so a term found in
+        a large share of the library sets the cost of a query. A chunk holding
+        only that term scores less than idf * (k1 + 1) (bm25's saturation bound),
+        so when the ``limit`` best chunks holding a rarer term all score more,
+        those are exactly the ``limit`` best of all: the caller checks that and
+        otherwise ranks the whole query.
+        """
+        if len(terms) < 2:
+            return None, math.inf
+        rows, frequency = self._frequencies(terms)
+        common = max(terms, key=frequency.__getitem__)
+        rarer = sum(frequency[t] for t in terms if t != common)
+        if frequency[common] <= _SKIP_SHARE * rows or rarer < limit:
+            return None, math.inf
+        found = frequency[common]
+        idf = max(math.log((rows - found + 0.5) / (found + 0.5)), _BM25_MIN_IDF)
+        return common, (_BM25_K1 + 1.0) * idf * (1.0 + 1e-9)
+
+    def _frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """The number of indexed chunks and, per term, how many hold it in a text
+        column (bm25's n(q)); cached until the next write."""
+        generation = self._db.generation()
+        if self._df_generation != generation or len(self._df) > _DF_CACHE:
+            self._df.clear()
+            (self._rows,) = self._db.reader.execute("SELECT count(*) FROM chunks_fts").fetchone()
+            self._df_generation = generation
+        for term in terms:
+            if term not in self._df:
+                (self._df[term],) = self._db.reader.execute(
+                    "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                    (f"{{title headings body}} : {_fts_string(term)}",),
+                ).fetchone()
+        return self._rows, {term: self._df[term] for term in terms}
 
     def _selective(self, terms: Sequence[str]) -> Sequence[str]:
         """Drop terms that occur in more than ``max_term_share`` of the chunks, when any
@@ -341,22 +424,10 @@ class SqliteLibrary:
         they match, so they set the cost of a search."""
         if self._max_term_share >= 1.0 or len(terms) < 2:
             return terms
-        generation = self._db.generation()
-        if self._df_generation != generation:
-            self._df.clear()
-            (self._rows,) = self._db.reader.execute("SELECT count(*) FROM chunks_fts").fetchone()
-            self._df_generation = generation
-        if not self._rows:
+        rows, frequency = self._frequencies(terms)
+        if not rows:
             return terms
-        shares: dict[str, float] = {}
-        for term in terms:
-            if term not in self._df:
-                (self._df[term],) = self._db.reader.execute(
-                    "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                    (f"{{title headings body}} : {_fts_string(term)}",),
-                ).fetchone()
-            shares[term] = self._df[term] / self._rows
-        kept = [t for t in terms if shares[t] <= self._max_term_share]
+        kept = [t for t in terms if frequency[t] / rows <= self._max_term_share]
         return kept or terms
 
     def _access_facts(self) -> tuple[str | None, bool]:
@@ -416,6 +487,10 @@ def _metadata(source: Source) -> tuple[object, ...]:
         source.canonical_url,
         source.origin,
     )
+
+
+def _any_of(terms: Sequence[str]) -> str:
+    return " OR ".join(_fts_string(term) for term in terms)
 
 
 def _fts_string(term: str) -> str:
