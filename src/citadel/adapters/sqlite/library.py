@@ -7,6 +7,7 @@ transaction rules, ``filters.py`` for how scope and filters become SQL, and
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Sequence
@@ -35,10 +36,13 @@ DEFAULT_WEIGHTS = (2.0, 2.0, 1.0)
 # FTS5's bm25() constants (fts5_aux.c): k1, and the floor of a term's idf.
 _BM25_K1 = 1.2
 _BM25_MIN_IDF = 1e-6
-# A query's most common term is skipped (exactly, see _skippable) only when it is
-# in more than this share of the chunks: for rarer terms the extra queries cost
-# about what skipping saves.
+# Query terms in more than this share of the chunks may be skipped (exactly, see
+# _skip_plan): for rarer terms the extra queries cost about what skipping saves.
+# The first try skips terms whose bounds add up to less than this many times a
+# guess of the cut (1.0 to 3.0 and "all" measured: 1.5 spent the least CPU at
+# p95 on the 100k benchmark library; the ranking is exact whatever the value).
 _SKIP_SHARE = 0.05
+_CUT_GUESS_FACTOR = 1.5
 _DF_CACHE = 100_000
 
 
@@ -335,20 +339,23 @@ class SqliteLibrary:
             ]
             found = self._db.reader.execute(sql, args).fetchall()
             return [LexicalHit(chunk_id=row[0], score=float(row[1])) for row in found]
-        common, bound = self._skippable(terms, limit)
-        # The common term goes last in every form of the query, so bm25() adds the
-        # terms' contributions in the same order whichever form ranks.
-        rest = [t for t in terms if t != common]
-        if common is not None:
-            # Rank only the chunks holding a rarer term, scored with every term (the
-            # common one as well); see _skippable for why that is exact here.
-            shared = f"(({_any_of(rest)}) AND ({_fts_string(common)}))"
-            alone = f"(({_any_of(rest)}) NOT ({_fts_string(common)}))"
-            hits = self._ranked([shared, alone], restrict, weights, limit)
-            if len(hits) == limit and min(hit.score for hit in hits) > bound:
+        ordered, bounds = self._skip_plan(terms, limit)
+        skip = len(bounds)
+        while skip:
+            # Rank only the chunks holding a kept term, scored with every term (the
+            # skipped ones as well); see _skip_plan for why that can be exact.
+            kept, skipped = _any_of(ordered[:-skip]), _any_of(ordered[-skip:])
+            forms = [f"(({kept}) AND ({skipped}))", f"(({kept}) NOT ({skipped}))"]
+            hits = self._ranked(forms, restrict, weights, limit)
+            if len(hits) < limit:
+                break
+            cut = min(hit.score for hit in hits)
+            if cut > sum(bounds[-skip:]):
                 return hits
-            rest.append(common)
-        return self._ranked([f"({_any_of(rest)})"], restrict, weights, limit)
+            # The full list's cut is at least ``cut`` (these chunks reach it), so
+            # skipping the terms whose bounds add up to less is exact: one retry.
+            skip = max((n for n in range(1, skip) if sum(bounds[-n:]) < cut), default=0)
+        return self._ranked([f"({_any_of(ordered)})"], restrict, weights, limit)
 
     def _ranked(
         self, expressions: Sequence[str], restrict: str, weights: str, limit: int
@@ -380,27 +387,46 @@ class SqliteLibrary:
         rows = self._db.reader.execute(sql, args).fetchall()
         return [LexicalHit(chunk_id=row[0], score=float(row[1])) for row in rows]
 
-    def _skippable(self, terms: Sequence[str], limit: int) -> tuple[str | None, float]:
-        """The query's most common term, when ranking may skip the chunks that hold
-        only it, with the most its bm25() contribution can be (else None, inf).
+    def _skip_plan(self, terms: Sequence[str], limit: int) -> tuple[Sequence[str], Sequence[float]]:
+        """The terms in the order every form of the query lists them, and the most
+        each of the last (skippable) ones can add to a chunk's bm25().
 
-        FTS5 computes bm25() for every chunk matching any term, so a term found in
-        a large share of the library sets the cost of a query. A chunk holding
-        only that term scores less than idf * (k1 + 1) (bm25's saturation bound),
-        so when the ``limit`` best chunks holding a rarer term all score more,
-        those are exactly the ``limit`` best of all: the caller checks that and
-        otherwise ranks the whole query.
+        FTS5 computes bm25() for every chunk matching any term, so terms found in a
+        large share of the library set the cost of a query. A term's contribution
+        is below idf * (k1 + 1) (bm25's saturation bound), so a chunk holding only
+        skipped terms scores below the sum of their bounds; when the ``limit`` best
+        chunks holding a kept term all score more, those are exactly the ``limit``
+        best of all. The caller checks that, and otherwise skips fewer terms or
+        ranks the whole query. Terms in more than ``_SKIP_SHARE`` of the chunks
+        may be skipped, the most common first; they go last, most common last, so
+        bm25() adds the contributions in the same order in every form.
         """
         if len(terms) < 2:
-            return None, math.inf
+            return list(terms), []
         rows, frequency = self._frequencies(terms)
-        common = max(terms, key=frequency.__getitem__)
-        rarer = sum(frequency[t] for t in terms if t != common)
-        if frequency[common] <= _SKIP_SHARE * rows or rarer < limit:
-            return None, math.inf
-        found = frequency[common]
-        idf = max(math.log((rows - found + 0.5) / (found + 0.5)), _BM25_MIN_IDF)
-        return common, (_BM25_K1 + 1.0) * idf * (1.0 + 1e-9)
+        common = sorted(
+            (t for t in terms if frequency[t] > _SKIP_SHARE * rows), key=frequency.__getitem__
+        )
+        ordered = [t for t in terms if t not in common] + common
+        # At least one term is kept, and the kept ones must be in ``limit`` chunks.
+        skippable = min(len(common), len(ordered) - 1)
+        while skippable and sum(frequency[t] for t in ordered[:-skippable]) < limit:
+            skippable -= 1
+        idf = {t: _idf(rows, frequency[t]) for t in ordered}
+        bounds = [(_BM25_K1 + 1.0) * idf[t] * (1.0 + 1e-9) for t in ordered[-skippable:]]
+        # A guess of the cut: a chunk of average length holding once the kept term
+        # at which the kept terms, rarest first, are in ``limit`` chunks scores that
+        # term's idf. Skipping terms whose bounds add up to much more would likely
+        # fail the check and cost a retry, so the first try skips fewer.
+        while skippable:
+            kept = sorted(ordered[:-skippable], key=frequency.__getitem__)
+            reach = itertools.accumulate(frequency[t] for t in kept)
+            guess = next(idf[t] for t, n in zip(kept, reach, strict=True) if n >= limit)
+            if sum(bounds[-skippable:]) < _CUT_GUESS_FACTOR * guess:
+                break
+            skippable -= 1
+        bounds = bounds[len(bounds) - skippable :]
+        return ordered, bounds
 
     def _frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """The number of indexed chunks and, per term, how many hold it in a text
@@ -487,6 +513,11 @@ def _metadata(source: Source) -> tuple[object, ...]:
         source.canonical_url,
         source.origin,
     )
+
+
+def _idf(rows: int, found: int) -> float:
+    """bm25()'s idf of a term in ``found`` of ``rows`` chunks (fts5_aux.c)."""
+    return max(math.log((rows - found + 0.5) / (found + 0.5)), _BM25_MIN_IDF)
 
 
 def _any_of(terms: Sequence[str]) -> str:
