@@ -102,7 +102,7 @@ def term_coverage(query_terms: Sequence[str], text: str) -> float:
     wanted = {stem(t) for t in query_terms}
     if not wanted:
         return 0.0
-    present = {stem(w) for w in words(text)}
+    present = {stem(w) for w in set(words(text))}  # each distinct word stemmed once
     return len(wanted & present) / len(wanted)
 
 

@@ -286,7 +286,7 @@ STOPWORDS = frozenset(
 
 def words(text: str) -> list[str]:
     """Lower-cased word tokens: letters and digits only, never query syntax."""
-    return [m.group(0).casefold() for m in _WORD.finditer(text)]
+    return [w.casefold() for w in _WORD.findall(text)]
 
 
 def terms(text: str) -> list[str]:

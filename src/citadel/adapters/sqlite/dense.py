@@ -8,12 +8,14 @@ ranked or returned.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 
 from citadel.adapters.sqlite.database import Database
 from citadel.adapters.sqlite.rows import SOURCE_COLUMNS, source_from_row
@@ -22,6 +24,11 @@ from citadel.domain.model import SearchFilters
 from citadel.domain.source import AccessScope, Source
 
 _ADMITTED_CACHE = 256
+
+
+@functools.cache
+def _blas() -> ThreadpoolController:
+    return ThreadpoolController()
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +63,14 @@ class DenseSearch:
             return []
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         # One product over every row, then the mask: cheaper than copying the
-        # allowed rows out of a large matrix.
-        scores = (matrix.vectors @ query)[candidates]
+        # allowed rows out of a large matrix. The product reads the whole matrix
+        # and is bound by memory, not arithmetic; on one BLAS thread it leaves the
+        # other core to FTS5 and the embedder, where OpenBLAS's second thread would
+        # spin after each call (measured: docs/benchmarks.md). Same scores either way.
+        with _blas().limit(limits=1, user_api="blas"):
+            scores = matrix.vectors @ query
+        if candidates.size < scores.size:
+            scores = scores[candidates]
         rows = candidates
         k = min(limit, scores.size)
         top = np.argpartition(-scores, k - 1)[:k]
