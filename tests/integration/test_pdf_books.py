@@ -136,3 +136,8 @@ def test_pari_tutorial_without_outline_gets_numbered_sections_from_its_text() ->
     text = " ".join(block.text for block in document.blocks)
     assert "Table of Contents" not in text  # the contents page is not body text
     assert "Permission is granted to make and distribute" not in text  # nor the copyright page
+
+
+def test_text_extraction_in_several_processes_gives_the_same_document() -> None:
+    path = shared_path("books", "pdf", "R-intro.pdf")
+    assert PdfParser(processes=3).parse(path) == PdfParser(processes=1).parse(path)
