@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import json
+import logging
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from citadel.entrypoints.http import create_app
+from citadel.entrypoints.http.observability import JsonFormatter
 from tests.http.conftest import QUESTION, SECRET, Library, bearer, make_library
 
 SEARCH = {"query": "retry budget transient failures", "limit": 5}
@@ -354,3 +357,38 @@ def test_openapi_documents_the_api(client: TestClient) -> None:
     assert answer["additionalProperties"] is False
     assert "multipart/form-data" in paths["/v1/sources"]["post"]["requestBody"]["content"]
     assert "/signin" not in paths
+
+
+def test_json_logs_carry_the_request_id_and_never_the_question_or_token(
+    client: TestClient, library: Library, caplog: pytest.LogCaptureFixture
+) -> None:
+    formatter = JsonFormatter()
+    with caplog.at_level(logging.INFO, logger="citadel.http"):
+        client.post(
+            "/v1/answer",
+            json={"search": {"query": QUESTION}},
+            headers={**bearer(library, "ada"), "X-Request-ID": "log-test-1"},
+        )
+        client.get("/v1/sources", headers={"Authorization": "Bearer ctd_leaked-secret"})
+    lines = [formatter.format(r) for r in caplog.records if r.name == "citadel.http"]
+    assert lines
+    parsed = [json.loads(line) for line in lines]
+    assert {
+        "request_id": "log-test-1",
+        "route": "/v1/answer",
+        "status": 200,
+        "user": "ada",
+    }.items() <= parsed[0].items()
+    text = "\n".join(lines)
+    assert QUESTION not in text and "retry budget" not in text
+    assert library.tokens["ada"] not in text and "ctd_leaked-secret" not in text
+
+
+def test_citadel_serve_is_a_command() -> None:
+    from typer.testing import CliRunner
+
+    from citadel.entrypoints.cli import app as cli_app
+
+    result = CliRunner().invoke(cli_app, ["serve", "--help"])
+    assert result.exit_code == 0
+    assert "--port" in result.output and "--host" in result.output

@@ -56,7 +56,7 @@ class JsonFormatter(logging.Formatter):
             "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "request_id": request_id_var.get(),
+            "request_id": record.__dict__.get("request_id") or request_id_var.get(),
             "message": record.getMessage(),
         }
         for key in self._EXTRAS:
@@ -95,6 +95,7 @@ async def request_context(
         log.info(
             "request",
             extra={
+                "request_id": request_id,
                 "method": request.method,
                 "route": getattr(route, "path", "(unmatched)"),
                 "status": response.status_code,
