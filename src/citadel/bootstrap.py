@@ -61,6 +61,8 @@ class Services:
     audit: AuditService
     resolver: CitationResolver
     metrics: PrometheusMetrics
+    viewer: ViewerSigner
+    """Mints (through the resolver) and verifies the signed viewer links."""
     closers: tuple[Any, ...] = ()
 
     def close(self) -> None:
@@ -104,11 +106,9 @@ def build(
     policy = _link_policy(settings)
     metrics = PrometheusMetrics()
     audit = AuditService(SqliteAuditLog(library.database), clock, settings.limits)
+    viewer = ViewerSigner(_viewer_secret(settings))
     resolver = CitationResolver(
-        library,
-        lambda url: _safe_href(policy, url),
-        ViewerSigner(_viewer_secret(settings)),
-        metrics=metrics,
+        library, lambda url: _safe_href(policy, url), viewer, metrics=metrics
     )
     return Services(
         settings=settings,
@@ -138,6 +138,7 @@ def build(
         audit=audit,
         resolver=resolver,
         metrics=metrics,
+        viewer=viewer,
         registry=library,
         chunks=library,
         closers=(search, library),

@@ -34,6 +34,25 @@ class LlmSettings:
     ca_file: Path | None = None
 
 
+COOKIE_SECURITY = ("auto", "always")
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    """The HTTP edge (``citadel serve``); the session key never shows in a repr."""
+
+    rate_per_minute: int = 120
+    """Requests per user per minute (a token bucket; bursts up to the same number)."""
+    cookie_secure: str = "auto"
+    """``auto``: cookies are ``Secure`` except over plain http on loopback (local
+    development); ``always``: ``Secure`` everywhere."""
+    session_secret: SecretStr = field(default_factory=lambda: SecretStr(""))
+    """Signs session cookies; empty means a random key per process (sessions end on restart)."""
+    session_ttl_s: int = 8 * 3600
+    deadline_s: float = 60.0
+    """Each answer request's own deadline (the generator's sits inside it)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     home: Path = Path(".citadel")
@@ -58,6 +77,7 @@ class Settings:
     link_secret: SecretStr = field(default_factory=lambda: SecretStr(""))
     """Signs viewer links; empty means a key kept in ``$CITADEL_HOME/viewer.key``."""
     llm: LlmSettings = field(default_factory=LlmSettings)
+    http: HttpSettings = field(default_factory=HttpSettings)
 
     @property
     def db_path(self) -> Path:
@@ -112,6 +132,7 @@ class Settings:
             answer_cache_ttl_s=_float(env, "CITADEL_ANSWER_CACHE_TTL_S", 3600.0),
             link_allowed_hosts=env.get("CITADEL_LINK_ALLOWED_HOSTS", "").strip(),
             link_secret=_link_secret(env),
+            http=_http(env),
         )
 
     def with_overrides(self, **changes: object) -> Settings:
@@ -145,6 +166,24 @@ def _link_secret(env: Mapping[str, str]) -> SecretStr:
     if raw and len(raw.encode("utf-8")) < 32:
         raise ConfigError("CITADEL_LINK_SECRET must be at least 32 bytes")
     return SecretStr(raw)
+
+
+def _http(env: Mapping[str, str]) -> HttpSettings:
+    cookie_secure = env.get("CITADEL_HTTP_COOKIE_SECURE", "auto").strip().lower() or "auto"
+    if cookie_secure not in COOKIE_SECURITY:
+        raise ConfigError(
+            f"CITADEL_HTTP_COOKIE_SECURE={cookie_secure!r} is not one of: auto, always"
+        )
+    secret = env.get("CITADEL_HTTP_SESSION_SECRET", "").strip()
+    if secret and len(secret.encode("utf-8")) < 32:
+        raise ConfigError("CITADEL_HTTP_SESSION_SECRET must be at least 32 bytes")
+    return HttpSettings(
+        rate_per_minute=_int(env, "CITADEL_HTTP_RATE_LIMIT", 120),
+        cookie_secure=cookie_secure,
+        session_secret=SecretStr(secret),
+        session_ttl_s=_int(env, "CITADEL_HTTP_SESSION_TTL_S", 8 * 3600),
+        deadline_s=_float(env, "CITADEL_HTTP_DEADLINE_S", 60.0),
+    )
 
 
 def _repairs(env: Mapping[str, str]) -> int:

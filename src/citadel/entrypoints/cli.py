@@ -578,6 +578,34 @@ def eval_retrieval(
 
 
 @app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8080,
+    home: HomeOption = None,
+) -> None:
+    """Serve the HTTP API (/v1, OpenAPI at /openapi.json) and the web UI; JSON logs on stderr."""
+    import uvicorn
+
+    from citadel.entrypoints.http import create_app
+    from citadel.entrypoints.http.observability import configure_logging
+
+    with _services(home) as services:
+        configure_logging()
+        err.print(
+            f"citadel: serving http://{host}:{port}/ (sign in with a `citadel users add` token)"
+        )
+        uvicorn.run(
+            create_app(services),
+            host=host,
+            port=port,
+            log_config=None,
+            access_log=False,
+            server_header=False,
+            proxy_headers=True,
+        )
+
+
+@app.command()
 def demo(
     home: Annotated[Path, typer.Option("--home", help="Where the demo keeps its library.")] = Path(
         ".citadel-demo"

@@ -1,0 +1,101 @@
+"""The JSON API under ``/v1`` and the operational endpoints: parse, call one use case, serialize.
+
+The bodies are the CLI's ``--json`` objects (``render``), so the two
+entrypoints cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+
+from citadel.entrypoints import render
+from citadel.entrypoints.http.auth import ApiActor, Librarian, edge
+from citadel.entrypoints.http.schemas import AnswerBody, SearchBody
+from citadel.entrypoints.http.uploads import MULTIPART_SCHEMA, receive_upload
+
+router = APIRouter(prefix="/v1", tags=["v1"])
+ops = APIRouter(tags=["operations"])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"description": "No or unknown API token"},
+    403: {"description": "The user is disabled, or its role may not do this"},
+    422: {"description": "The body has unknown or invalid fields"},
+    429: {"description": "Too many requests; see Retry-After"},
+}
+
+
+@router.post("/search", responses=_ERRORS)
+def search(body: SearchBody, request: Request, actor: ApiActor) -> dict[str, Any]:
+    """Search the library the caller may read; results never depend on a generator."""
+    result = edge(request).services.search.search(body.domain(), actor)
+    return render.search_json(result)
+
+
+@router.post("/answer", responses={**_ERRORS, 504: {"description": "The deadline passed"}})
+async def answer(body: AnswerBody, request: Request, actor: ApiActor) -> dict[str, Any]:
+    """Answer from the library with citations the application proves, or degrade to search."""
+    services = edge(request).services
+    result = await services.answer.answer(
+        body.domain(),
+        actor,
+        request_id=request.state.request_id,
+        deadline_s=services.settings.http.deadline_s,
+    )
+    return render.answer_json(result)
+
+
+@router.get("/answers/{answer_id}/citations/{ref}", responses={**_ERRORS, 404: {}})
+def citation(answer_id: str, ref: str, request: Request, actor: ApiActor) -> dict[str, Any]:
+    """One citation of an earlier answer, resolved again for this caller now."""
+    services = edge(request).services
+    target = services.audit.target(answer_id, ref, actor)
+    link = services.resolver.resolve([target], actor)[0]
+    return {"answer_id": answer_id, "ref": ref, "link": render.link_json(link)}
+
+
+@router.get("/sources", responses=_ERRORS)
+def sources(request: Request, actor: ApiActor) -> list[dict[str, Any]]:
+    """Live sources the caller may read, by title."""
+    return [render.source_json(s) for s in edge(request).services.library.list(actor)]
+
+
+@router.post(
+    "/sources",
+    status_code=201,
+    responses={**_ERRORS, 413: {"description": "The file is over the size limit"}},
+    openapi_extra=MULTIPART_SCHEMA,
+)
+async def upload(request: Request, actor: Librarian) -> JSONResponse:
+    """Ingest one uploaded file (librarians and admins) into the caller's tenant."""
+    report = await receive_upload(request, edge(request).services, actor)
+    return JSONResponse(render.ingest_json(report), status_code=201)
+
+
+@ops.get("/healthz")
+def healthz() -> dict[str, str]:
+    """The process is up."""
+    return {"status": "ok"}
+
+
+@ops.get("/readyz", responses={503: {"description": "The store cannot be reached"}})
+async def readyz(request: Request) -> JSONResponse:
+    """Ready when the store answers a read."""
+    services = edge(request).services
+    try:
+        await asyncio.wait_for(run_in_threadpool(services.registry.get, "readyz-probe"), 2.0)
+    except Exception:
+        return JSONResponse({"status": "unavailable", "store": "unreachable"}, status_code=503)
+    return JSONResponse({"status": "ready", "store": "ok"})
+
+
+@ops.get("/metrics", response_class=PlainTextResponse)
+def metrics(request: Request) -> Response:
+    """The trust metrics in the Prometheus text format."""
+    body = edge(request).services.metrics.exposition()
+    return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")

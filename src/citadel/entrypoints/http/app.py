@@ -1,0 +1,60 @@
+"""``create_app``: the HTTP API, the web UI and the operational endpoints in one ASGI app."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable
+
+from fastapi import FastAPI
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.staticfiles import StaticFiles
+
+from citadel.bootstrap import Services
+from citadel.entrypoints.http import api, errors, viewer, web
+from citadel.entrypoints.http.auth import Edge
+from citadel.entrypoints.http.observability import request_context
+from citadel.entrypoints.http.pages import STATIC
+from citadel.entrypoints.http.security import RateLimiter, SessionSigner
+
+
+def create_app(services: Services, *, session_secret: bytes | None = None) -> FastAPI:
+    """The app for ``services``; the session key is the settings', else ``session_secret``,
+    else a random one for this process (sessions then end when it stops)."""
+    http = services.settings.http
+    configured = http.session_secret.get_secret_value().encode("utf-8")
+    secret = configured or session_secret or secrets.token_bytes(32)
+    app = FastAPI(
+        title="citadel",
+        version="1",
+        summary="Answers over technical books with citations the application proves.",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/openapi.json",
+    )
+    app.state.edge = Edge(
+        services=services,
+        sessions=SessionSigner(secret, http.session_ttl_s),
+        limiter=RateLimiter(http.rate_per_minute),
+        cookie_policy=http.cookie_secure,
+    )
+    errors.install(app)
+    app.include_router(api.router)
+    app.include_router(viewer.router)
+    app.include_router(api.ops)
+    app.include_router(web.router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.middleware("http")
+    async def context(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        async def guarded(inner: Request) -> Response:
+            try:
+                return await call_next(inner)
+            except Exception as exc:
+                return await errors.handle(inner, exc)
+
+        return await request_context(request, guarded)
+
+    return app

@@ -1,0 +1,137 @@
+"""Who is asking: bearer API tokens for the API, signed session cookies for the browser.
+
+Every authenticated request is charged to its user's rate-limit bucket;
+failed authentications are charged to the client's address, so guessing
+tokens is slow too. Roles are checked per endpoint with ``require``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from fastapi import Depends
+from starlette.requests import Request
+
+from citadel.app.errors import AppError, Forbidden, Unauthenticated
+from citadel.bootstrap import Services
+from citadel.domain.model import Actor, Role
+from citadel.entrypoints.http.errors import RateLimited, SignInRequired
+from citadel.entrypoints.http.security import SESSION_COOKIE, RateLimiter, Session, SessionSigner
+
+
+@dataclass
+class Edge:
+    """The HTTP layer's state: the services and what the edge keeps in memory."""
+
+    services: Services
+    sessions: SessionSigner
+    limiter: RateLimiter
+    cookie_policy: str
+    recent_ingests: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+
+    def remember(self, tenant: str, entry: dict[str, str]) -> None:
+        """Keep the tenant's last uploads' outcomes for the library page (this process only)."""
+        kept = self.recent_ingests.setdefault(tenant, [])
+        kept.insert(0, entry)
+        del kept[20:]
+
+
+def edge(request: Request) -> Edge:
+    found: Edge = request.app.state.edge
+    return found
+
+
+def bearer_token(request: Request) -> str | None:
+    header = request.headers.get("authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthenticated("the Authorization header must be 'Bearer <API token>'")
+    return token.strip()
+
+
+def authenticate_token(request: Request, token: str) -> Actor:
+    state = edge(request)
+    try:
+        actor = state.services.users.authenticate(token)
+    except Unauthenticated:
+        charge(request, f"address:{_client(request)}")
+        raise
+    admit(request, actor)
+    return actor
+
+
+def api_actor(request: Request) -> Actor:
+    """The API's caller, from ``Authorization: Bearer <token>`` only (no cookies: no CSRF)."""
+    token = bearer_token(request)
+    if token is None:
+        raise SignInRequired(
+            "sign in: send 'Authorization: Bearer <API token>' (tokens come from"
+            " `citadel users add`)"
+        )
+    return authenticate_token(request, token)
+
+
+def session_of(request: Request) -> Session | None:
+    return edge(request).sessions.read(request.cookies.get(SESSION_COOKIE))
+
+
+def browser_actor(request: Request) -> Actor | None:
+    """The signed-in browser user, looked up now (a disabled user is signed out), or None."""
+    session = session_of(request)
+    if session is None:
+        return None
+    try:
+        actor = edge(request).services.users.actor(session.user)
+    except AppError:
+        return None
+    admit(request, actor)
+    return actor
+
+
+def reader_actor(request: Request) -> Actor:
+    """A bearer token when one is sent, else the browser session (for links people follow)."""
+    token = bearer_token(request)
+    if token is not None:
+        return authenticate_token(request, token)
+    actor = browser_actor(request)
+    if actor is None:
+        raise SignInRequired("sign in first (at /signin) or send a bearer API token")
+    return actor
+
+
+def admit(request: Request, actor: Actor) -> None:
+    request.state.user = actor.user_id
+    charge(request, f"user:{actor.tenant}:{actor.user_id}")
+
+
+def charge(request: Request, key: str) -> None:
+    limiter: RateLimiter = edge(request).limiter
+    wait = limiter.take(key)
+    if wait:
+        raise RateLimited(wait)
+
+
+def require(*roles: Role) -> Callable[[Actor], Actor]:
+    """A dependency: the API caller, when its role is one of ``roles``."""
+    allowed = frozenset(roles)
+
+    def check(actor: Annotated[Actor, Depends(api_actor)]) -> Actor:
+        if actor.role not in allowed:
+            names = " or ".join(sorted(r.value for r in allowed))
+            raise Forbidden(f"this needs the {names} role; you are a {actor.role.value}")
+        return actor
+
+    return check
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+ApiActor = Annotated[Actor, Depends(api_actor)]
+ReaderActor = Annotated[Actor, Depends(reader_actor)]
+Librarian = Annotated[Actor, Depends(require(Role.LIBRARIAN, Role.ADMIN))]

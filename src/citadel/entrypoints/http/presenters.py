@@ -1,0 +1,209 @@
+"""What the pages show, prepared from domain results: footnotes, link states, passages.
+
+Everything here is plain text; the templates escape it. Hrefs come only from
+the resolver, and only the two shapes it makes are rendered as links.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from citadel.domain.document import Chunk
+from citadel.domain.model import AnswerResult, Citation, DegradedReason, Evidence, LinkState
+from citadel.entrypoints import render
+
+DEGRADED_WORDS = {
+    DegradedReason.NO_EVIDENCE: (
+        "No passage in the library matched the question well enough to answer from."
+    ),
+    DegradedReason.GENERATOR_ERROR: (
+        "The answer writer failed, so there is no written answer; the passages below are"
+        " what it would have used."
+    ),
+    DegradedReason.GENERATOR_TIMEOUT: (
+        "The answer writer took too long, so there is no written answer; the passages below"
+        " are what it would have used."
+    ),
+    DegradedReason.GENERATOR_BUSY: (
+        "Too many answers are being written right now; try again in a moment. Meanwhile,"
+        " here are the passages."
+    ),
+    DegradedReason.INVALID_OUTPUT: (
+        "The written answer could not be checked against its sources, so it is not shown;"
+        " here are the passages instead."
+    ),
+}
+
+LINK_WORDS = {
+    LinkState.CANONICAL: "open the source",
+    LinkState.VIEWER: "view the passage",
+    LinkState.SUPERSEDED: "the source has changed since this answer",
+    LinkState.UNAVAILABLE: "no link available",
+    LinkState.FORBIDDEN: "you may not see this source",
+    LinkState.DELETED: "this source has been deleted",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Footnote:
+    number: int
+    where: str
+    state: str
+    label: str
+    href: str | None
+    external: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    text: str
+    notes: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    rank: int
+    where: str
+    score: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerView:
+    answer_id: str
+    query: str
+    sentences: tuple[Sentence, ...]
+    footnotes: tuple[Footnote, ...]
+    degraded: str | None
+    degraded_code: str | None
+    passages: tuple[Passage, ...]
+
+
+def safe_href(citation: Citation) -> tuple[str | None, bool]:
+    """The resolver's href when it has one of the shapes the resolver makes, and whether
+    it leaves the site; anything else is not rendered as a link."""
+    href = citation.link_href
+    if not href:
+        return None, False
+    if citation.link_state is LinkState.CANONICAL and href.startswith("https://"):
+        return href, True
+    viewer = citation.link_state in (LinkState.VIEWER, LinkState.SUPERSEDED)
+    if viewer and href.startswith("/v1/sources/"):
+        return href, False
+    return None, False
+
+
+def where(citation: Citation) -> str:
+    if citation.link_state is LinkState.FORBIDDEN:
+        return "A source you may not see"
+    return render.footnote(0, citation).removeprefix("[0] ")
+
+
+def answer_view(result: AnswerResult) -> AnswerView:
+    sentences: list[Sentence] = []
+    footnotes: list[Footnote] = []
+    numbers: dict[str, int] = {}
+    if result.answer is not None:
+        for segment in result.answer.segments:
+            marks: list[int] = []
+            for citation in segment.citations:
+                key = citation.evidence_id or f"forbidden-{citation.ref}"
+                if key not in numbers:
+                    numbers[key] = len(numbers) + 1
+                    href, external = safe_href(citation)
+                    footnotes.append(
+                        Footnote(
+                            number=numbers[key],
+                            where=where(citation),
+                            state=citation.link_state.value,
+                            label=LINK_WORDS[citation.link_state],
+                            href=href,
+                            external=external,
+                        )
+                    )
+                if numbers[key] not in marks:
+                    marks.append(numbers[key])
+            sentences.append(Sentence(segment.text, tuple(marks)))
+    degraded = result.degraded
+    return AnswerView(
+        answer_id=result.answer_id,
+        query=result.search.query,
+        sentences=tuple(sentences),
+        footnotes=tuple(footnotes),
+        degraded=DEGRADED_WORDS.get(degraded.reason, degraded.detail) if degraded else None,
+        degraded_code=degraded.reason.value if degraded else None,
+        passages=passages(result.search.results),
+    )
+
+
+def passages(results: Sequence[Evidence]) -> tuple[Passage, ...]:
+    return tuple(
+        Passage(
+            rank=rank,
+            where=", ".join(
+                p
+                for p in (e.title, render.chapter_label(e.chapter), render.pages_label(e.pages))
+                if p
+            ),
+            score=f"{e.score:.2f}",
+            text=e.passage,
+        )
+        for rank, e in enumerate(results, start=1)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    text: str
+    cited: bool
+
+
+def viewer_spans(chunks: Sequence[Chunk], cited_id: str, context: int = 3) -> list[Span] | None:
+    """The cited chunk with ``context`` chunks either side, overlaps merged, as spans of
+    plain and cited text; None when the chunk is not in this version."""
+    index = next((i for i, c in enumerate(chunks) if c.chunk_id == cited_id), None)
+    if index is None:
+        return None
+    cited = chunks[index]
+    window = chunks[max(0, index - context) : index + context + 1]
+    spans: list[Span] = []
+    end = -1
+    for chunk in window:
+        start = chunk.char_start
+        text = chunk.text
+        exact = len(text) == chunk.char_end - chunk.char_start
+        if end >= 0 and start > end:
+            spans.append(Span("\n\n", cited=False))
+        if exact and start < end:
+            # Overlapping chunks repeat text: keep only what this one adds.
+            text, start = text[end - start :], end
+        if not text:
+            continue
+        if not exact or chunk is cited:
+            spans.append(Span(text, cited=chunk is cited))
+        else:
+            spans.extend(_split(text, start, cited))
+        end = max(end, start + len(text) if exact else chunk.char_end)
+    return _merge(spans)
+
+
+def _split(text: str, start: int, cited: Chunk) -> list[Span]:
+    """A neighbour's text, with the part that overlaps the cited chunk marked as cited."""
+    lo = max(cited.char_start - start, 0)
+    hi = min(cited.char_end - start, len(text))
+    if lo >= hi:
+        return [Span(text, cited=False)]
+    return [Span(text[:lo], False), Span(text[lo:hi], True), Span(text[hi:], False)]
+
+
+def _merge(spans: list[Span]) -> list[Span]:
+    merged: list[Span] = []
+    for span in spans:
+        if not span.text:
+            continue
+        if merged and merged[-1].cited == span.cited:
+            merged[-1] = Span(merged[-1].text + span.text, span.cited)
+        else:
+            merged.append(span)
+    return merged

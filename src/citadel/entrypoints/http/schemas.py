@@ -1,0 +1,66 @@
+"""Request bodies: exactly the documented fields, anything else is refused (422).
+
+An answer request is a search and a score floor. Passages, citations, user,
+role or tenant fields are unknown fields here, so they are refused with a
+message naming them; identity comes only from the credentials.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from citadel.app.answer import AnswerRequest
+from citadel.domain.model import SearchFilters, SearchMode, SearchRequest
+
+_Name = Field(min_length=1, max_length=256)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FiltersBody(_Strict):
+    """Restrictions applied inside retrieval; empty fields do not restrict."""
+
+    source_ids: list[str] = Field(default_factory=list, max_length=100)
+    authors: list[str] = Field(default_factory=list, max_length=100)
+    tags_any: list[str] = Field(default_factory=list, max_length=100)
+    tags_all: list[str] = Field(default_factory=list, max_length=100)
+    year_min: int | None = Field(default=None, ge=-9999, le=9999)
+    year_max: int | None = Field(default=None, ge=-9999, le=9999)
+    section_prefix: list[str] = Field(default_factory=list, max_length=20)
+
+    def domain(self) -> SearchFilters:
+        return SearchFilters(
+            source_ids=frozenset(self.source_ids),
+            authors=frozenset(self.authors),
+            tags_any=frozenset(self.tags_any),
+            tags_all=frozenset(self.tags_all),
+            year_min=self.year_min,
+            year_max=self.year_max,
+            section_prefix=tuple(self.section_prefix),
+        )
+
+
+class SearchBody(_Strict):
+    """A search: what to look for, how many results, which retrieval, which filters."""
+
+    query: str = Field(min_length=1, max_length=2000)
+    limit: int = Field(default=10, ge=1, le=100)
+    mode: SearchMode = SearchMode.HYBRID
+    filters: FiltersBody = Field(default_factory=FiltersBody)
+
+    def domain(self) -> SearchRequest:
+        return SearchRequest(
+            query=self.query, limit=self.limit, filters=self.filters.domain(), mode=self.mode
+        )
+
+
+class AnswerBody(_Strict):
+    """An answer request: a search and a score floor for evidence — nothing else."""
+
+    search: SearchBody
+    minimum_evidence_score: float = Field(default=0.0, ge=0.0, le=1.0)
+
+    def domain(self) -> AnswerRequest:
+        return AnswerRequest(self.search.domain(), self.minimum_evidence_score)

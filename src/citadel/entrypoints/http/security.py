@@ -1,0 +1,175 @@
+"""Browser sessions, CSRF tokens and per-user rate limits (stdlib only, in memory).
+
+Sessions are stateless signed cookies: ``base64url(json).base64url(hmac)``
+over the user's name, an expiry and a per-session CSRF secret. The user is
+looked up again on every request, so disabling a user ends its sessions at
+once. Form posts carry the CSRF token in a hidden field: signed in, it must
+equal the session's secret (a synchronizer token); before signing in, it
+must equal the signed ``citadel_csrf`` cookie (a signed double submit).
+Both cookies are ``HttpOnly`` and ``SameSite=Strict``, and ``Secure`` unless
+the request came over plain http to loopback and the settings allow that.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import ipaddress
+import json
+import math
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+SESSION_COOKIE = "citadel_session"
+CSRF_COOKIE = "citadel_csrf"
+CSRF_FIELD = "csrf_token"
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    user: str
+    expires: int
+    csrf: str
+
+
+class SessionSigner:
+    def __init__(self, secret: bytes, ttl_s: int, now: Callable[[], float] = time.time) -> None:
+        if len(secret) < 32:
+            raise ValueError("the session secret needs at least 32 bytes")
+        self._secret = secret
+        self._ttl_s = ttl_s
+        self._now = now
+
+    def issue(self, user: str) -> tuple[str, Session]:
+        session = Session(user, int(self._now()) + self._ttl_s, secrets.token_urlsafe(32))
+        body = _b64(
+            json.dumps(
+                {"u": session.user, "e": session.expires, "c": session.csrf},
+                separators=(",", ":"),
+                ensure_ascii=True,
+            ).encode("ascii")
+        )
+        return f"{body}.{_b64(self._mac('session', body))}", session
+
+    def read(self, cookie: str | None) -> Session | None:
+        """The session a cookie holds, or None when absent, altered, malformed or expired."""
+        if not cookie or len(cookie) > 4096:
+            return None
+        body, _, mac = cookie.partition(".")
+        try:
+            if not hmac.compare_digest(_unb64(mac), self._mac("session", body)):
+                return None
+            fields = json.loads(_unb64(body))
+            session = Session(str(fields["u"]), int(fields["e"]), str(fields["c"]))
+        except (ValueError, KeyError, TypeError):
+            return None
+        return session if self._now() < session.expires else None
+
+    def anonymous_csrf(self) -> str:
+        """A fresh pre-sign-in CSRF token: a nonce and its MAC (for the double submit)."""
+        nonce = secrets.token_urlsafe(24)
+        return f"{nonce}.{_b64(self._mac('csrf', nonce))}"
+
+    def valid_anonymous_csrf(self, token: str | None) -> bool:
+        if not token or len(token) > 256:
+            return False
+        nonce, _, mac = token.partition(".")
+        try:
+            return hmac.compare_digest(_unb64(mac), self._mac("csrf", nonce))
+        except ValueError:
+            return False
+
+    def _mac(self, purpose: str, body: str) -> bytes:
+        message = f"{purpose}\n{body}".encode("ascii", "replace")
+        return hmac.new(self._secret, message, hashlib.sha256).digest()
+
+
+def csrf_matches(expected: str | None, given: str | None) -> bool:
+    if not expected or not given:
+        return False
+    return hmac.compare_digest(expected.encode("utf-8"), given.encode("utf-8"))
+
+
+def cookie_secure(request: Request, policy: str) -> bool:
+    """``Secure`` unless plain http to and from loopback is allowed (``auto``) and this is it."""
+    if policy != "auto" or request.url.scheme == "https":
+        return True
+    host = request.url.hostname or ""
+    client = request.client.host if request.client else ""
+    return not (_loopback(host) and _loopback(client))
+
+
+def set_cookie(response: Response, request: Request, name: str, value: str, policy: str) -> None:
+    response.set_cookie(
+        name,
+        value,
+        httponly=True,
+        samesite="strict",
+        secure=cookie_secure(request, policy),
+        path="/",
+    )
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class RateLimiter:
+    """A token bucket per key: ``rate_per_minute`` tokens a minute, bursts up to as many."""
+
+    def __init__(self, rate_per_minute: int, now: Callable[[], float] = time.monotonic) -> None:
+        self._capacity = float(rate_per_minute)
+        self._per_second = rate_per_minute / 60.0
+        self._now = now
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, key: str) -> int:
+        """0 when a request may go ahead, else the whole seconds until one may (Retry-After)."""
+        with self._lock:
+            now = self._now()
+            tokens, then = self._buckets.get(key, (self._capacity, now))
+            tokens = min(self._capacity, tokens + (now - then) * self._per_second)
+            if tokens >= 1.0:
+                self._buckets[key] = (tokens - 1.0, now)
+                return 0
+            self._buckets[key] = (tokens, now)
+            if len(self._buckets) > 100_000:
+                self._forget_full(now)
+            return max(1, math.ceil((1.0 - tokens) / self._per_second))
+
+    def _forget_full(self, now: float) -> None:
+        # Buckets that have refilled are the same as absent ones: drop them to bound memory.
+        full = [
+            key
+            for key, (tokens, then) in self._buckets.items()
+            if tokens + (now - then) * self._per_second >= self._capacity
+        ]
+        for key in full:
+            del self._buckets[key]
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    if not text.isascii():
+        raise ValueError("not base64url")
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError("not base64url") from exc
