@@ -27,6 +27,7 @@ from citadel.adapters.sqlite.users import SqliteUsers
 from citadel.app.answer import AnswerService
 from citadel.app.answer_cache import AnswerCache
 from citadel.app.audit import AuditService
+from citadel.app.circuit import CircuitBreaker
 from citadel.app.evaluation import BeirDataset
 from citadel.app.ingest import IngestService
 from citadel.app.library import LibraryService
@@ -134,6 +135,7 @@ def build(
             resolver=resolver,
             audit=audit,
             metrics=metrics,
+            circuit=CircuitBreaker(settings.circuit_failures, settings.circuit_cooldown_s),
         ),
         audit=audit,
         resolver=resolver,

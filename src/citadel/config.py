@@ -72,6 +72,9 @@ class Settings:
     answer_cache_size: int = 256
     """Validated answers kept in memory (0 turns the cache off)."""
     answer_cache_ttl_s: float = 3600.0
+    circuit_failures: int = 5
+    """Consecutive provider failures that open the generator's circuit."""
+    circuit_cooldown_s: float = 30.0
     link_allowed_hosts: str = ""
     """Hosts a canonical URL may point at: exact names or ``*.suffix``, comma-separated."""
     link_secret: SecretStr = field(default_factory=lambda: SecretStr(""))
@@ -130,6 +133,8 @@ class Settings:
             max_term_share=_float(env, "CITADEL_MAX_TERM_SHARE", 1.0),
             answer_cache_size=_int(env, "CITADEL_ANSWER_CACHE_SIZE", 256, zero_ok=True),
             answer_cache_ttl_s=_float(env, "CITADEL_ANSWER_CACHE_TTL_S", 3600.0),
+            circuit_failures=_int(env, "CITADEL_CIRCUIT_FAILURES", 5),
+            circuit_cooldown_s=_float(env, "CITADEL_CIRCUIT_COOLDOWN_S", 30.0),
             link_allowed_hosts=env.get("CITADEL_LINK_ALLOWED_HOSTS", "").strip(),
             link_secret=_link_secret(env),
             http=_http(env),

@@ -285,6 +285,7 @@ def test_operational_endpoints(client: TestClient, library: Library) -> None:
     assert client.get("/healthz").json() == {"status": "ok"}
     ready = client.get("/readyz")
     assert ready.status_code == 200 and ready.json()["store"] == "ok"
+    assert ready.json()["generator"] == "closed"
     _answer(client, library)
     metrics = client.get("/metrics")
     assert metrics.status_code == 200

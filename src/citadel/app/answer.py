@@ -26,6 +26,7 @@ from citadel.app.answer_cache import (
     normalise_question,
 )
 from citadel.app.audit import AuditService
+from citadel.app.circuit import CircuitBreaker, CircuitState
 from citadel.app.errors import InvalidGeneratorOutput, InvalidRequest, RequestDeadlineExceeded
 from citadel.app.ports import AnswerGenerator, TrustMetrics
 from citadel.app.resolver import CitationResolver, NullMetrics
@@ -106,6 +107,7 @@ class AnswerService:
         resolver: CitationResolver | None = None,
         audit: AuditService | None = None,
         metrics: TrustMetrics | None = None,
+        circuit: CircuitBreaker | None = None,
         new_id: Callable[[], str] = _new_id,
     ) -> None:
         if cache is not None and cache.enabled and sources is None:
@@ -120,11 +122,17 @@ class AnswerService:
         self._resolver = resolver
         self._audit = audit
         self._metrics = metrics or NullMetrics()
+        self._circuit = circuit or CircuitBreaker()
         self._new_id = new_id
 
     @property
     def generator_name(self) -> str:
         return self._generator.name
+
+    @property
+    def generator_circuit(self) -> CircuitState:
+        """closed (calls go out), open (answers degrade without a call) or half_open."""
+        return self._circuit.state
 
     async def answer(
         self,
@@ -250,10 +258,22 @@ class AnswerService:
                 ),
                 record,
             )
+        if not self._circuit.allow():
+            self._bulkhead.leave()
+            return _Generated(
+                None,
+                Degraded(
+                    DegradedReason.GENERATOR_ERROR,
+                    "the provider failed repeatedly; it is not called for another"
+                    f" {self._circuit.retry_in():.0f} s (circuit open)",
+                ),
+                record,
+            )
         started = time.perf_counter()
         try:
             generated = await self._attempts(question, manifest, record)
         finally:
+            self._circuit.release()
             self._bulkhead.leave()
             self._metrics.stage("generation", time.perf_counter() - started)
         if generated.verdict is not None and self._cache is not None:
@@ -294,6 +314,7 @@ class AnswerService:
                 async with asyncio.timeout_at(deadline):
                     candidate = await self._generator.generate(request)
             except TimeoutError:
+                self._circuit.failed()
                 if rejected is not None:
                     return _Generated(
                         None, _after(rejected, "the regeneration did not finish in time"), record
@@ -307,14 +328,17 @@ class AnswerService:
                     record,
                 )
             except InvalidGeneratorOutput as exc:
+                self._circuit.succeeded()  # the provider answered; the model's output was bad
                 rejected = Degraded(DegradedReason.INVALID_OUTPUT, _describe(exc))
                 self._metrics.rejection(exc.reason)
                 repair = repair_note(exc.reason)
                 continue
             except Exception as exc:  # any other generator failure degrades, unrepaired
+                self._circuit.failed()
                 return _Generated(
                     None, Degraded(DegradedReason.GENERATOR_ERROR, _describe(exc)), record
                 )
+            self._circuit.succeeded()
             record = replace(
                 record,
                 model=candidate.model or record.model,

@@ -85,13 +85,21 @@ def healthz() -> dict[str, str]:
 
 @ops.get("/readyz", responses={503: {"description": "The store cannot be reached"}})
 async def readyz(request: Request) -> JSONResponse:
-    """Ready when the store answers a read."""
+    """Ready when the store answers a read; the generator's circuit state is reported too.
+
+    An open circuit does not make the instance unready: search, and answers
+    degraded to search, still work without the generator.
+    """
     services = edge(request).services
+    generator = services.answer.generator_circuit.value
     try:
         await asyncio.wait_for(run_in_threadpool(services.registry.get, "readyz-probe"), 2.0)
     except Exception:
-        return JSONResponse({"status": "unavailable", "store": "unreachable"}, status_code=503)
-    return JSONResponse({"status": "ready", "store": "ok"})
+        return JSONResponse(
+            {"status": "unavailable", "store": "unreachable", "generator": generator},
+            status_code=503,
+        )
+    return JSONResponse({"status": "ready", "store": "ok", "generator": generator})
 
 
 @ops.get("/metrics", response_class=PlainTextResponse)
