@@ -70,6 +70,17 @@ def test_serve_grpc_needs_a_service_to_serve(tmp_path: Path) -> None:
     assert "--retrieval HOST:PORT, --answer HOST:PORT" in outcome.stderr
 
 
+@pytest.mark.parametrize("roles", ["", "guest", "reader,guest"])
+def test_serve_grpc_refuses_unknown_roles(tmp_path: Path, roles: str) -> None:
+    outcome = CliRunner().invoke(
+        app,
+        ["serve-grpc", "--certs", str(tmp_path), "--answer", "127.0.0.1:0", "--roles", roles],
+        env=CLEAN_ENV,
+    )
+    assert outcome.exit_code == 2
+    assert "--roles takes one or more of" in outcome.stderr
+
+
 def test_serve_grpc_says_which_certificate_is_missing(tmp_path: Path) -> None:
     outcome = CliRunner().invoke(
         app,

@@ -60,10 +60,13 @@ def _roles(text: str | None) -> frozenset[Role]:
     if text is None:
         return frozenset(Role)
     try:
-        return frozenset(Role(part.strip()) for part in text.split(",") if part.strip())
+        roles = frozenset(Role(part.strip()) for part in text.split(",") if part.strip())
     except ValueError:
-        err.print("[red]error:[/red] --roles takes reader, librarian and admin")
-        raise typer.Exit(2) from None
+        roles = frozenset()
+    if not roles:
+        err.print("[red]error:[/red] --roles takes one or more of reader, librarian, admin")
+        raise typer.Exit(2)
+    return roles
 
 
 def serve_grpc(
