@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 PYTEST_FLAGS ?=
 TOKENIZER_VERSION := 0.1.0
 
-.PHONY: all venv chromium check test test-slow test-llm llm-dev bench-llm demo bench fmt clean
+.PHONY: all venv chromium check test test-slow test-llm llm-dev bench-llm demo bench fmt proto clean
 
 all: check test
 
@@ -64,6 +64,10 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/answer_path.py
+
+# Regenerate the committed gRPC stubs (src/citadel/wire/gen) from proto/citadel/v1.
+proto: $(STAMP)
+	$(BIN)/python scripts/gen_proto.py
 
 fmt: $(STAMP)
 	$(BIN)/ruff format src tests bench

@@ -6,6 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from citadel.adapters.grpc.tls import restrict_handshakes_to_tls13
+
+# gRPC's core reads its TLS policy once, when it is loaded: apply it before any test
+# module imports grpc, as `citadel serve-grpc` does before it starts the servers.
+restrict_handshakes_to_tls13()
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 BOOKS = SHARED / "books"

@@ -7,7 +7,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from citadel.adapters.beir import load_beir
 from citadel.adapters.clock import SystemClock
@@ -15,6 +15,12 @@ from citadel.adapters.embedding.hashing import HashingEmbedder
 from citadel.adapters.embedding.minilm import MiniLmEmbedder
 from citadel.adapters.generators.extractive import ExtractiveGenerator
 from citadel.adapters.generators.openai import GeneratorConfigError, OpenAICompatibleGenerator
+from citadel.adapters.grpc.tls import (
+    Identity,
+    TlsConfigError,
+    load_identity,
+    restrict_handshakes_to_tls13,
+)
 from citadel.adapters.metrics.prometheus import PrometheusMetrics
 from citadel.adapters.parsers.epub import EpubParser
 from citadel.adapters.parsers.html import HtmlParser
@@ -36,6 +42,7 @@ from citadel.app.ports import (
     ChunkStore,
     DocumentParser,
     Embedder,
+    Retrieval,
     SourceRegistry,
 )
 from citadel.app.resolver import CitationResolver
@@ -45,6 +52,13 @@ from citadel.config import ConfigError, Settings
 from citadel.domain.errors import InvalidValue
 from citadel.domain.links import Link, LinkPolicy
 from citadel.domain.viewer import ViewerSigner
+
+if TYPE_CHECKING:
+    # gRPC is imported only when a gRPC feature is used: its core must start after
+    # prepare_grpc() has set the TLS policy (see citadel.adapters.grpc.tls).
+    import grpc
+
+    from citadel.adapters.grpc.clients import GrpcAnswerClient, GrpcRetrievalClient
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +100,13 @@ def build(
     *,
     generator: AnswerGenerator | None = None,
     embedder: Embedder | None = None,
+    retrieval: Retrieval | None = None,
 ) -> Services:
-    """Wire the services for ``settings``; tests pass fakes as keyword overrides."""
+    """Wire the services for ``settings``; tests pass fakes as keyword overrides.
+
+    ``retrieval`` is what answers search with instead of the local index (split
+    mode: a ``GrpcRetrievalClient``); the services close it with themselves.
+    """
     library = SqliteLibrary(
         settings.db_path, weights=settings.bm25_weights, max_term_share=settings.max_term_share
     )
@@ -127,7 +146,7 @@ def build(
         users=UserService(SqliteUsers(library.database), clock),
         search=search,
         answer=AnswerService(
-            search,
+            retrieval or search,
             chosen,
             settings.limits,
             sources=library,
@@ -143,7 +162,7 @@ def build(
         viewer=viewer,
         registry=library,
         chunks=library,
-        closers=(search, library),
+        closers=(search, library) if retrieval is None else (retrieval, search, library),
     )
 
 
@@ -218,3 +237,57 @@ def _generator(settings: Settings) -> AnswerGenerator:
 def load_beir_dataset(directory: Path, split: str) -> BeirDataset:
     """Read a BEIR data set from disk (the entrypoints may not import adapters)."""
     return load_beir(directory, split)
+
+
+def prepare_grpc() -> None:
+    """Apply the gRPC TLS policy (no TLS 1.2 handshakes); call before anything loads gRPC."""
+    try:
+        restrict_handshakes_to_tls13()
+    except TlsConfigError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _identity(certs_dir: Path, name: str) -> Identity:
+    try:
+        return load_identity(certs_dir, name)
+    except TlsConfigError as exc:
+        raise ConfigError(f"certificates: {exc}") from None
+
+
+def grpc_server_credentials(certs_dir: Path, server_name: str) -> grpc.ServerCredentials:
+    """mTLS credentials for the service whose certificate is ``server_name`` in ``certs_dir``."""
+    prepare_grpc()
+    from citadel.adapters.grpc.credentials import server_credentials
+
+    return server_credentials(_identity(certs_dir, server_name))
+
+
+def build_retrieval_client(settings: Settings, target: str, certs_dir: Path) -> GrpcRetrievalClient:
+    """Answer's client for a remote Retrieval service, presenting ``answer-service``."""
+    prepare_grpc()
+    from citadel.adapters.grpc.clients import GrpcRetrievalClient
+    from citadel.wire.identity import ANSWER_SERVICE
+
+    del settings  # the same signature as build_answer_client; no setting applies yet
+    return GrpcRetrievalClient(target, _identity(certs_dir, ANSWER_SERVICE))
+
+
+def build_answer_client(settings: Settings, target: str, certs_dir: Path) -> GrpcAnswerClient:
+    """The HTTP edge's client for a remote Answer service, presenting ``edge-api``.
+
+    Its calls default to a deadline a little past the generator's own, so a slow
+    generator degrades on the Answer side before the edge gives up.
+    """
+    prepare_grpc()
+    from citadel.adapters.grpc.clients import GrpcAnswerClient
+    from citadel.wire.identity import EDGE_API
+
+    timeout_s = settings.limits.generator_deadline_s * (1 + settings.limits.max_repairs) + 30.0
+    return GrpcAnswerClient(target, _identity(certs_dir, EDGE_API), timeout_s=timeout_s)
+
+
+def mint_dev_certs(directory: Path) -> list[Path]:
+    """A development CA and the service and test certificates (``citadel certs dev``)."""
+    from citadel.adapters.grpc.devca import mint_dev_certs as mint
+
+    return mint(directory)

@@ -28,9 +28,8 @@ from citadel.app.answer_cache import (
 from citadel.app.audit import AuditService
 from citadel.app.circuit import CircuitBreaker, CircuitState
 from citadel.app.errors import InvalidGeneratorOutput, InvalidRequest, RequestDeadlineExceeded
-from citadel.app.ports import AnswerGenerator, TrustMetrics
+from citadel.app.ports import AnswerGenerator, Retrieval, TrustMetrics
 from citadel.app.resolver import CitationResolver, NullMetrics
-from citadel.app.search import SearchService
 from citadel.domain.audit import CitationAudit
 from citadel.domain.manifest import canonical_json, freeze_manifest, prompt_evidence, sha256_hex
 from citadel.domain.model import (
@@ -63,6 +62,21 @@ class AnswerRequest:
     def __post_init__(self) -> None:
         if not 0.0 <= self.minimum_evidence_score <= 1.0:
             raise InvalidRequest("minimum_evidence_score must be between 0 and 1")
+
+
+class Answering(Protocol):
+    """What an entrypoint asks answers of: ``AnswerService`` in process, or a remote service."""
+
+    async def answer(
+        self,
+        request: AnswerRequest,
+        actor: Actor,
+        *,
+        request_id: str | None = None,
+        deadline_s: float | None = None,
+    ) -> AnswerResult:
+        """Answer for ``actor``; ``RequestDeadlineExceeded`` when ``deadline_s`` passes."""
+        ...
 
 
 class Bulkhead:
@@ -98,7 +112,7 @@ class _Generated:
 class AnswerService:
     def __init__(
         self,
-        search: SearchService,
+        search: Retrieval,
         generator: AnswerGenerator,
         limits: Limits,
         *,

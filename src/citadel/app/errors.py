@@ -8,6 +8,7 @@ AppError
 │   └── UserDisabled        the user exists but was disabled
 ├── UserExists              a user of that name is already registered (409)
 ├── RequestDeadlineExceeded the request's own deadline passed (504)
+├── ServiceUnavailable      a service this one calls is unreachable or broke its contract (503)
 ├── ParseError              a parser refused a file (raised by parser adapters)
 ├── InvalidGeneratorOutput  a generator adapter got a reply that is no candidate
 └── IngestError             one file could not be ingested; nothing of it was written
@@ -44,6 +45,10 @@ class UserExists(AppError):
 
 class RequestDeadlineExceeded(AppError):
     pass
+
+
+class ServiceUnavailable(AppError):
+    """A service this one depends on (split mode: Retrieval, Answer) failed to answer."""
 
 
 class IngestError(AppError):

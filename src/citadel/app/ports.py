@@ -16,7 +16,15 @@ import numpy.typing as npt
 
 from citadel.domain.audit import AuditEntry
 from citadel.domain.document import Chunk, ParsedDocument
-from citadel.domain.model import Candidate, GenerationRequest, SearchFilters, UserStatus
+from citadel.domain.model import (
+    Actor,
+    Candidate,
+    GenerationRequest,
+    SearchFilters,
+    SearchRequest,
+    SearchResult,
+    UserStatus,
+)
 from citadel.domain.source import AccessScope, Source, SourceVersion
 from citadel.domain.user import User
 
@@ -39,6 +47,14 @@ class DocumentParser(Protocol):
 
     def parse(self, path: Path, progress: ProgressCallback | None = None) -> ParsedDocument:
         """Parse ``path``; raise ``ParseError`` with a clear message on bad input."""
+        ...
+
+
+class Retrieval(Protocol):
+    """Search as the answer use case needs it: ``SearchService`` here, or a remote service."""
+
+    def search(self, request: SearchRequest, actor: Actor) -> SearchResult:
+        """Rank the chunks ``actor`` may read; ``InvalidRequest`` for a bad request."""
         ...
 
 

@@ -27,6 +27,7 @@ from citadel.bootstrap import Services, build
 from citadel.config import ConfigError, Settings
 from citadel.domain.model import Actor, Role, SearchMode, SearchRequest
 from citadel.entrypoints import render
+from citadel.entrypoints.grpc_cli import certs_app, serve_grpc
 
 app = typer.Typer(
     add_completion=False,
@@ -241,6 +242,9 @@ def ask(
     else:
         print(render.terminal_safe(render.answer_text(result)))
 
+
+app.command("serve-grpc")(serve_grpc)
+app.add_typer(certs_app, name="certs")
 
 sources_app = typer.Typer(no_args_is_help=True, help="Inspect and manage the source registry.")
 app.add_typer(sources_app, name="sources")

@@ -1,0 +1,161 @@
+"""``citadel serve-grpc`` and ``citadel certs dev``: the gRPC services and their certificates.
+
+gRPC is loaded only inside ``serve-grpc``, after ``bootstrap.prepare_grpc()``
+has set the TLS policy its core reads once at start (no TLS 1.2 handshakes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from citadel.app.errors import AppError
+from citadel.bootstrap import (
+    build,
+    build_retrieval_client,
+    grpc_server_credentials,
+    mint_dev_certs,
+    prepare_grpc,
+)
+from citadel.config import ConfigError, Settings
+from citadel.domain.model import Role
+from citadel.wire.identity import ANSWER, RETRIEVAL
+
+if TYPE_CHECKING:
+    from citadel.entrypoints.grpc_server import RunningServer
+
+err = Console(stderr=True)
+
+certs_app = typer.Typer(no_args_is_help=True, help="Certificates for the gRPC services.")
+
+
+@certs_app.command("dev")
+def certs_dev(
+    directory: Annotated[
+        Path, typer.Argument(help="Where to write the CA, certificates and keys.")
+    ],
+    json_out: Annotated[bool, typer.Option("--json", help="Print the paths as JSON.")] = False,
+) -> None:
+    """Mint a development CA and the edge-api, answer-service and retrieval-service
+    certificates (plus wrong-SAN, other-CA and expired ones for tests); keys are 0600."""
+    written = mint_dev_certs(directory)
+    if json_out:
+        sys.stdout.write(json.dumps([str(p) for p in written]) + "\n")
+    else:
+        for path in written:
+            err.print(escape(str(path)))
+    err.print(f"wrote a development CA and {len(written) // 2 - 1} certificates to {directory}")
+
+
+def _roles(text: str | None) -> frozenset[Role]:
+    if text is None:
+        return frozenset(Role)
+    try:
+        roles = frozenset(Role(part.strip()) for part in text.split(",") if part.strip())
+    except ValueError:
+        roles = frozenset()
+    if not roles:
+        err.print("[red]error:[/red] --roles takes one or more of reader, librarian, admin")
+        raise typer.Exit(2)
+    return roles
+
+
+def serve_grpc(
+    certs: Annotated[
+        Path,
+        typer.Option(
+            "--certs", help="Directory with ca.crt and NAME.crt/NAME.key (see `certs dev`)."
+        ),
+    ],
+    retrieval: Annotated[
+        str | None,
+        typer.Option(metavar="HOST:PORT", help="Serve citadel.v1.Retrieval here."),
+    ] = None,
+    answer: Annotated[
+        str | None, typer.Option(metavar="HOST:PORT", help="Serve citadel.v1.Answer here.")
+    ] = None,
+    retrieval_target: Annotated[
+        str | None,
+        typer.Option(
+            metavar="HOST:PORT",
+            help="Split mode: Answer searches on this Retrieval service, as answer-service.",
+        ),
+    ] = None,
+    roles: Annotated[
+        str | None,
+        typer.Option(metavar="ROLE,...", help="Roles admitted (default: all three)."),
+    ] = None,
+    generator: Annotated[
+        str | None, typer.Option(help="extractive (default) or openai (needs CITADEL_LLM_*).")
+    ] = None,
+    home: Annotated[
+        Path | None,
+        typer.Option("--home", help="Data directory (default: $CITADEL_HOME or ./.citadel)."),
+    ] = None,
+) -> None:
+    """Serve Retrieval and/or Answer over gRPC: mutual TLS 1.3 only, exact SAN allowlists
+    (Answer: edge-api; Retrieval: edge-api, answer-service), actor validated per call."""
+    if retrieval is None and answer is None:
+        err.print("[red]error:[/red] give --retrieval HOST:PORT, --answer HOST:PORT or both")
+        raise typer.Exit(2)
+    if retrieval_target is not None and answer is None:
+        err.print("[red]error:[/red] --retrieval-target is for the Answer service (--answer)")
+        raise typer.Exit(2)
+    admitted = _roles(roles)
+    try:
+        prepare_grpc()
+        settings = Settings.from_env(os.environ).with_overrides(home=home, generator=generator)
+        retrieval_credentials = (
+            grpc_server_credentials(certs, RETRIEVAL.server_name) if retrieval else None
+        )
+        answer_credentials = grpc_server_credentials(certs, ANSWER.server_name) if answer else None
+        remote = (
+            build_retrieval_client(settings, retrieval_target, certs) if retrieval_target else None
+        )
+        services = build(settings, retrieval=remote)
+    except (ConfigError, AppError) as exc:
+        err.print(f"[red]configuration error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from exc
+    from citadel.entrypoints.grpc_server import (
+        AnswerServicer,
+        RetrievalServicer,
+        serve_until_stopped,
+        start_server,
+    )
+
+    starting = []
+    if retrieval is not None and retrieval_credentials is not None:
+        handler = RetrievalServicer(services.search, admitted).handler()
+        address, creds = retrieval, retrieval_credentials
+        starting.append(lambda: start_server(RETRIEVAL, handler, address, creds))
+    if answer is not None and answer_credentials is not None:
+        answer_handler = AnswerServicer(services.answer, admitted).handler()
+        answer_address, answer_creds = answer, answer_credentials
+        starting.append(lambda: start_server(ANSWER, answer_handler, answer_address, answer_creds))
+
+    def ready(running: Sequence[RunningServer]) -> None:
+        for server in running:
+            peers = ", ".join(sorted(server.service.allowed_peers))
+            err.print(
+                f"{server.service.name} on {server.address}"
+                f" (mTLS 1.3, as {server.service.server_name}; callers: {peers})"
+            )
+        if retrieval_target:
+            err.print(f"Answer searches on {retrieval_target} as answer-service")
+
+    try:
+        asyncio.run(serve_until_stopped(starting, ready))
+    except AppError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    finally:
+        services.close()

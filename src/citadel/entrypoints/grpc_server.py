@@ -1,0 +1,216 @@
+"""The gRPC servers: ``citadel.v1.Retrieval`` and ``citadel.v1.Answer`` behind mutual TLS.
+
+Thin, like every entrypoint: admit the call (the channel, then the actor; see
+``citadel.wire.identity``), parse the message strictly, call one use case,
+serialise. Application errors map to statuses in one table; anything else is
+INTERNAL with no detail (it is logged here, never sent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+import grpc
+import grpc.aio
+
+from citadel.app.answer import Answering
+from citadel.app.errors import (
+    AppError,
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    RequestDeadlineExceeded,
+    ServiceUnavailable,
+    Unauthenticated,
+)
+from citadel.app.ports import Retrieval
+from citadel.domain.errors import InvalidValue
+from citadel.domain.model import Actor, Role
+from citadel.wire.convert import (
+    answer_request_from_wire,
+    answer_result_to_wire,
+    reject_unknown_fields,
+    search_request_from_wire,
+    search_result_to_wire,
+)
+from citadel.wire.gen import answer_pb2, retrieval_pb2
+from citadel.wire.identity import (
+    ALL_ROLES,
+    ANSWER,
+    RETRIEVAL,
+    ServiceSpec,
+    actor_from_metadata,
+    check_peer,
+    request_id_from_metadata,
+)
+
+log = logging.getLogger("citadel.grpc")
+T = TypeVar("T")
+
+_STATUS: dict[type[AppError], grpc.StatusCode] = {
+    InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
+    Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
+    Forbidden: grpc.StatusCode.PERMISSION_DENIED,
+    NotFound: grpc.StatusCode.NOT_FOUND,
+    RequestDeadlineExceeded: grpc.StatusCode.DEADLINE_EXCEEDED,
+    ServiceUnavailable: grpc.StatusCode.UNAVAILABLE,
+}
+
+
+def status_for(error: AppError) -> grpc.StatusCode:
+    """The status an application error is reported with (the most specific class wins)."""
+    for kind in type(error).__mro__:
+        if kind in _STATUS:
+            return _STATUS[kind]
+    return grpc.StatusCode.INTERNAL
+
+
+async def _admitted(
+    context: grpc.aio.ServicerContext[object, object],
+    service: ServiceSpec,
+    roles: frozenset[Role],
+    work: Callable[[Actor, str | None], Awaitable[T]],
+) -> T:
+    """Run ``work`` for an admitted call; otherwise end the call with the status that says why."""
+    try:
+        check_peer(context.auth_context(), service)
+        metadata = [(m[0], m[1]) for m in context.invocation_metadata() or ()]
+        actor = actor_from_metadata(metadata, service, roles)
+        request_id = request_id_from_metadata(metadata)
+        return await work(actor, request_id)
+    except AppError as exc:
+        code = status_for(exc)
+        log.info("%s refused: %s", service.name, code.name)
+        await context.abort(code, str(exc))
+    except InvalidValue as exc:
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+    except Exception:
+        log.exception("%s failed", service.name)
+        await context.abort(grpc.StatusCode.INTERNAL, "internal error")
+
+
+class RetrievalServicer:
+    """``citadel.v1.Retrieval``: search within the actor's scope."""
+
+    def __init__(self, search: Retrieval, roles: frozenset[Role] = ALL_ROLES) -> None:
+        self._search = search
+        self._roles = roles
+
+    async def search(
+        self,
+        message: retrieval_pb2.SearchRequest,
+        context: grpc.aio.ServicerContext[object, object],
+    ) -> retrieval_pb2.SearchResponse:
+        async def run(actor: Actor, _: str | None) -> retrieval_pb2.SearchResponse:
+            reject_unknown_fields(message)
+            request = search_request_from_wire(message)
+            result = await asyncio.to_thread(self._search.search, request, actor)
+            return search_result_to_wire(result)
+
+        return await _admitted(context, RETRIEVAL, self._roles, run)
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        return grpc.method_handlers_generic_handler(
+            RETRIEVAL.name,
+            {
+                "Search": grpc.unary_unary_rpc_method_handler(
+                    self.search,
+                    request_deserializer=retrieval_pb2.SearchRequest.FromString,
+                    response_serializer=retrieval_pb2.SearchResponse.SerializeToString,
+                )
+            },
+        )
+
+
+class AnswerServicer:
+    """``citadel.v1.Answer``: an answer with proven citations, or the search and why not."""
+
+    def __init__(self, answers: Answering, roles: frozenset[Role] = ALL_ROLES) -> None:
+        self._answers = answers
+        self._roles = roles
+
+    async def answer(
+        self,
+        message: answer_pb2.AnswerRequest,
+        context: grpc.aio.ServicerContext[object, object],
+    ) -> answer_pb2.AnswerResponse:
+        async def run(actor: Actor, request_id: str | None) -> answer_pb2.AnswerResponse:
+            reject_unknown_fields(message)
+            request = answer_request_from_wire(message)
+            result = await self._answers.answer(
+                request, actor, request_id=request_id, deadline_s=context.time_remaining()
+            )
+            return answer_result_to_wire(result)
+
+        return await _admitted(context, ANSWER, self._roles, run)
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        return grpc.method_handlers_generic_handler(
+            ANSWER.name,
+            {
+                "Answer": grpc.unary_unary_rpc_method_handler(
+                    self.answer,
+                    request_deserializer=answer_pb2.AnswerRequest.FromString,
+                    response_serializer=answer_pb2.AnswerResponse.SerializeToString,
+                )
+            },
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunningServer:
+    service: ServiceSpec
+    server: grpc.aio.Server
+    host: str
+    port: int
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+async def start_server(
+    service: ServiceSpec,
+    handler: grpc.GenericRpcHandler,
+    address: str,
+    credentials: grpc.ServerCredentials,
+) -> RunningServer:
+    """Serve ``handler`` on ``address`` (HOST:PORT; port 0 picks a free one) with mTLS only."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise InvalidRequest(f"{address!r} is not HOST:PORT")
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    server.add_generic_rpc_handlers((handler,))
+    try:
+        bound = server.add_secure_port(address, credentials)
+    except RuntimeError as exc:
+        raise ServiceUnavailable(f"cannot listen on {address}: {exc}") from None
+    if not bound:
+        raise ServiceUnavailable(f"cannot listen on {address}")
+    await server.start()
+    return RunningServer(service, server, host.strip("[]"), bound)
+
+
+async def serve_until_stopped(
+    starting: Sequence[Callable[[], Awaitable[RunningServer]]],
+    on_ready: Callable[[Sequence[RunningServer]], None],
+    grace_s: float = 5.0,
+) -> None:
+    """Start the servers, report them, and serve until SIGINT or SIGTERM."""
+    running: list[RunningServer] = []
+    try:
+        for start in starting:
+            running.append(await start())
+        on_ready(running)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+    finally:
+        await asyncio.gather(*(r.server.stop(grace_s) for r in running))
