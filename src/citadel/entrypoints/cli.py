@@ -23,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from citadel.app.answer import AnswerRequest
 from citadel.app.errors import AppError, IngestError, InvalidRequest
 from citadel.app.ingest import IngestOptions
-from citadel.bootstrap import Services, build
+from citadel.bootstrap import Services, build, build_answer_client
 from citadel.config import ConfigError, Settings
 from citadel.domain.model import Actor, Role, SearchMode, SearchRequest
 from citadel.entrypoints import render
@@ -586,6 +586,18 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8080,
     home: HomeOption = None,
+    answer_grpc: Annotated[
+        str | None,
+        typer.Option(
+            "--answer-grpc",
+            metavar="HOST:PORT",
+            help="Split mode: answers come from this Answer service over mTLS (needs --certs).",
+        ),
+    ] = None,
+    certs: Annotated[
+        Path | None,
+        typer.Option(help="Certificates of `citadel certs dev` (ca.crt, edge-api.crt/.key)."),
+    ] = None,
 ) -> None:
     """Serve the HTTP API (/v1, OpenAPI at /openapi.json) and the web UI; JSON logs on stderr."""
     import uvicorn
@@ -593,13 +605,23 @@ def serve(
     from citadel.entrypoints.http import create_app
     from citadel.entrypoints.http.observability import configure_logging
 
+    if answer_grpc and certs is None:
+        err.print("[red]error:[/red] --answer-grpc needs --certs DIR")
+        raise typer.Exit(2)
     with _services(home) as services:
+        answering = None
+        if answer_grpc and certs is not None:
+            try:
+                answering = build_answer_client(services.settings, answer_grpc, certs)
+            except (AppError, ConfigError, OSError) as exc:
+                err.print(f"[red]configuration error:[/red] {render.terminal_safe(str(exc))}")
+                raise typer.Exit(2) from exc
         configure_logging()
         err.print(
             f"citadel: serving http://{host}:{port}/ (sign in with a `citadel users add` token)"
         )
         uvicorn.run(
-            create_app(services),
+            create_app(services, answering=answering),
             host=host,
             port=port,
             log_config=None,

@@ -41,7 +41,7 @@ def search(body: SearchBody, request: Request, actor: ApiActor) -> dict[str, Any
 async def answer(body: AnswerBody, request: Request, actor: ApiActor) -> dict[str, Any]:
     """Answer from the library with citations the application proves, or degrade to search."""
     services = edge(request).services
-    result = await services.answer.answer(
+    result = await edge(request).answering.answer(
         body.domain(),
         actor,
         request_id=request.state.request_id,
@@ -91,7 +91,8 @@ async def readyz(request: Request) -> JSONResponse:
     degraded to search, still work without the generator.
     """
     services = edge(request).services
-    generator = services.answer.generator_circuit.value
+    local = edge(request).answering is services.answer
+    generator = services.answer.generator_circuit.value if local else "remote"
     try:
         await asyncio.wait_for(run_in_threadpool(services.registry.get, "readyz-probe"), 2.0)
     except Exception:

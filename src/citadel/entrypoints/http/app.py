@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.staticfiles import StaticFiles
 
+from citadel.app.answer import Answering
 from citadel.bootstrap import Services
 from citadel.entrypoints.http import api, errors, viewer, web
 from citadel.entrypoints.http.auth import Edge
@@ -18,9 +19,15 @@ from citadel.entrypoints.http.pages import STATIC
 from citadel.entrypoints.http.security import RateLimiter, SessionSigner
 
 
-def create_app(services: Services, *, session_secret: bytes | None = None) -> FastAPI:
+def create_app(
+    services: Services,
+    *,
+    session_secret: bytes | None = None,
+    answering: Answering | None = None,
+) -> FastAPI:
     """The app for ``services``; the session key is the settings', else ``session_secret``,
-    else a random one for this process (sessions then end when it stops)."""
+    else a random one for this process (sessions then end when it stops). ``answering``
+    is a remote Answer service in split mode (default: ``services.answer``)."""
     http = services.settings.http
     configured = http.session_secret.get_secret_value().encode("utf-8")
     secret = configured or session_secret or secrets.token_bytes(32)
@@ -37,6 +44,7 @@ def create_app(services: Services, *, session_secret: bytes | None = None) -> Fa
         sessions=SessionSigner(secret, http.session_ttl_s),
         limiter=RateLimiter(http.rate_per_minute),
         cookie_policy=http.cookie_secure,
+        answering=answering or services.answer,
     )
     errors.install(app)
     app.include_router(api.router)

@@ -14,6 +14,7 @@ from typing import Annotated
 from fastapi import Depends
 from starlette.requests import Request
 
+from citadel.app.answer import Answering
 from citadel.app.errors import AppError, Forbidden, Unauthenticated
 from citadel.bootstrap import Services
 from citadel.domain.model import Actor, Role
@@ -29,6 +30,8 @@ class Edge:
     sessions: SessionSigner
     limiter: RateLimiter
     cookie_policy: str
+    answering: Answering
+    """Who answers: the in-process AnswerService, or a remote Answer service (split mode)."""
     recent_ingests: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
     def remember(self, tenant: str, entry: dict[str, str]) -> None:

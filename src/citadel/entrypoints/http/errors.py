@@ -27,6 +27,7 @@ from citadel.app.errors import (
     NotFound,
     ParseError,
     RequestDeadlineExceeded,
+    ServiceUnavailable,
     Unauthenticated,
     UserDisabled,
     UserExists,
@@ -78,6 +79,7 @@ ERROR_STATUS: tuple[tuple[type[Exception], int, str], ...] = (
     (RateLimited, 429, "rate_limited"),
     (ConfigError, 500, "misconfigured"),
     (InvalidGeneratorOutput, 502, "generator_failed"),
+    (ServiceUnavailable, 503, "unavailable"),
     (RequestDeadlineExceeded, 504, "deadline_exceeded"),
     (AppError, 500, "internal"),
 )

@@ -126,7 +126,7 @@ async def ask(request: Request, actor: Reader) -> Response:
             error=f"Ask a question of 1 to {MAX_QUESTION} characters.",
         )
     services = edge(request).services
-    result = await services.answer.answer(
+    result = await edge(request).answering.answer(
         AnswerRequest(SearchRequest(query=question, limit=20)),
         actor,
         request_id=request.state.request_id,
