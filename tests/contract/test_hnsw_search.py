@@ -315,3 +315,19 @@ def test_below_the_threshold_results_are_the_exact_ones_bit_for_bit(
     exact.close()
     assert not graph_calls
     assert not shelf.path.with_name("library.db.hnsw").exists()
+
+
+def test_the_index_declines_rather_than_answer_for_another_generation(tmp_path: Path) -> None:
+    index = HnswIndex(tmp_path / "x.db.hnsw")
+    vectors = unit(np.random.default_rng(1), 300)
+    rowids = np.arange(1, 301, dtype=np.int64)
+    index.sync(MODEL, 7, rowids, rowids * 13, vectors)
+    assert index.query(vectors[0], 5, None, 7) is not None
+    assert index.query(vectors[0], 5, None, 8) is None  # a search begun before a change
+    assert index.query(vectors[0], 5, lambda label: label == 1, 7) is None  # cannot find 5
+    # Rows that left are never returned, whatever the filter admits.
+    index.sync(MODEL, 8, rowids[1:], rowids[1:] * 13, vectors[1:])
+    found = index.query(vectors[0], 50, None, 8)
+    assert found is not None
+    assert 1 not in found.tolist()
+    index.close()

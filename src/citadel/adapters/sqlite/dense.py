@@ -29,10 +29,10 @@ from citadel.domain.source import AccessScope, Source
 
 _ADMITTED_CACHE = 256
 _FILTER_CACHE = 32
-# With HNSW on, filters admitting fewer than this share of the rows are searched
+# With HNSW on, filters admitting under this share of the rows are searched
 # exactly over the admitted rows: the graph search slows as the filter tightens
 # (measured: docs/benchmarks.md, "Search latency").
-DEFAULT_EXACT_SHARE = 0.1
+DEFAULT_EXACT_SHARE = 0.2
 
 
 @functools.cache
@@ -127,7 +127,7 @@ class DenseSearch:
         if candidates.size < self._exact_share * total or candidates.size <= limit:
             return None
         admit = None if candidates.size == total else self._filter(matrix, key, candidates)
-        labels = self._hnsw.query(query, k, admit)
+        labels = self._hnsw.query(query, k, admit, matrix.generation)
         if labels is None:
             return None
         # Only current rows the actor may read, whatever the index holds.

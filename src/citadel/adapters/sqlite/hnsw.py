@@ -107,12 +107,13 @@ class HnswIndex:
                 self._save()
 
     def query(
-        self, vector: Vectors, k: int, admit: Callable[[int], object] | None
+        self, vector: Vectors, k: int, admit: Callable[[int], object] | None, generation: int
     ) -> Labels | None:
-        """The labels of the ``k`` nearest admitted rows, or None when the graph cannot
-        find ``k`` of them (the caller then searches exactly)."""
+        """The labels of the ``k`` nearest admitted rows, or None when the index is not
+        synced to ``generation`` (a search that began before a change) or the graph
+        cannot find ``k`` of them: the caller then searches exactly."""
         with self._lock:
-            if self._index is None:
+            if self._index is None or self._generation != generation:
                 return None
             try:
                 labels, _ = self._index.knn_query(vector, k=k, num_threads=1, filter=admit)
