@@ -331,3 +331,16 @@ def test_the_index_declines_rather_than_answer_for_another_generation(tmp_path: 
     assert found is not None
     assert 1 not in found.tolist()
     index.close()
+
+
+def test_an_index_that_disagrees_with_its_rows_is_rebuilt(tmp_path: Path) -> None:
+    index = HnswIndex(tmp_path / "x.db.hnsw")
+    vectors = unit(np.random.default_rng(2), 200)
+    rowids = np.arange(1, 201, dtype=np.int64)
+    index.sync(MODEL, 1, rowids, rowids, vectors)
+    index._labels = rowids[:100]  # forget rows the graph still holds live
+    index._prints = rowids[:100]
+    index.sync(MODEL, 2, rowids, rowids, vectors)  # reviving a live row fails: rebuild
+    found = index.query(vectors[150], 1, None, 2)
+    assert found is not None
+    assert found.tolist() == [151]

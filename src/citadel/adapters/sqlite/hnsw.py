@@ -98,10 +98,14 @@ class HnswIndex:
                 self._index = None
                 self._open(model, dimension)
             rebuilt = self._index is None
+            if not rebuilt:
+                try:
+                    self._apply(rowids, prints, vectors)
+                except RuntimeError as exc:  # the graph disagrees with its sidecar
+                    log.warning("rebuilding the HNSW index %s: %s", self.path, exc)
+                    rebuilt = True
             if rebuilt:
                 self._build(model, dimension, rowids, prints, vectors)
-            else:
-                self._apply(rowids, prints, vectors)
             self._generation = generation
             if rebuilt or self._unsaved >= max(_SAVE_MIN, _SAVE_SHARE * rowids.size):
                 self._save()
