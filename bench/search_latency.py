@@ -18,6 +18,15 @@ Filling the 100k library takes minutes; `--keep DIR` builds each library once
 into DIR (library-<size>.db) and reuses it on later runs. The library and the
 questions come from fixed seeds, so a kept library answers the same questions
 as a fresh one.
+
+`--hnsw-min N` also searches through the HNSW index (CITADEL_HNSW_MIN_VECTORS=N)
+in the same run, each question alternately exact and HNSW, and reports the index's
+build time (timed at its first search), its file size, the RSS it added, and its
+recall@10 against the exact dense top 10 on the same questions. Random vectors
+have no neighbourhoods (every row is about as near as any other), the worst case
+for a graph index; `--vectors clustered` fills a library (library-<size>-clustered.db)
+whose vectors have topic and section structure, as text embeddings do, and also
+reports recall for questions drawn from that structure.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import random
 import resource
 import statistics
@@ -33,6 +43,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from citadel.adapters.embedding.minilm import MiniLmEmbedder
 from citadel.adapters.sqlite.library import SqliteLibrary
@@ -76,8 +87,29 @@ def question(rng: random.Random) -> str:
 CHUNKS_PER_SOURCE = 500
 
 
-def fill(library: SqliteLibrary, size: int, dimension: int, rng: random.Random) -> None:
+def clustered(
+    rng: np.random.Generator, count: int, dimension: int, topic: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
+    """One source's vectors: its topic (shared by four sources), plus a direction per
+    50-chunk section, plus noise: cosine about 0.70 within a section, 0.47 within a
+    topic, 0 otherwise."""
+    sections = unit(rng, (count + 49) // 50, dimension)[np.arange(count) // 50]
+    return normalised(topic + 0.7 * sections + 0.8 * unit(rng, count, dimension))
+
+
+def normalised(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    return np.asarray(matrix / np.linalg.norm(matrix, axis=1, keepdims=True), dtype=np.float32)
+
+
+def unit(rng: np.random.Generator, count: int, dimension: int) -> npt.NDArray[np.float32]:
+    return normalised(rng.standard_normal((count, dimension)).astype(np.float32))
+
+
+def fill(
+    library: SqliteLibrary, size: int, dimension: int, rng: random.Random, vectors: str = "random"
+) -> None:
     vectors_rng = np.random.default_rng(7)
+    topics = unit(np.random.default_rng(8), max(1, size // CHUNKS_PER_SOURCE // 4), dimension)
     for first in range(0, size, CHUNKS_PER_SOURCE):
         count = min(CHUNKS_PER_SOURCE, size - first)
         source_id = f"bench-{first // CHUNKS_PER_SOURCE:05d}"
@@ -104,8 +136,12 @@ def fill(library: SqliteLibrary, size: int, dimension: int, rng: random.Random) 
                     char_end=ordinal * 2000 + len(text),
                 )
             )
-        matrix = vectors_rng.standard_normal((count, dimension)).astype(np.float32)
-        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        if vectors == "clustered":
+            topic = topics[(first // CHUNKS_PER_SOURCE) % len(topics)]
+            matrix = clustered(vectors_rng, count, dimension, topic)
+        else:
+            matrix = vectors_rng.standard_normal((count, dimension)).astype(np.float32)
+            matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
         source = Source(
             source_id=source_id,
             tenant="bench",
@@ -133,13 +169,15 @@ def fill(library: SqliteLibrary, size: int, dimension: int, rng: random.Random) 
 EMBEDDER = MiniLmEmbedder()
 
 
-def open_library(home: Path, size: int) -> tuple[SqliteLibrary, float]:
+def open_library(home: Path, size: int, vectors: str = "random") -> tuple[SqliteLibrary, float]:
     """The synthetic library of ``size`` chunks in ``home``, filled unless a complete
-    one is already there; returns it with the seconds spent filling (0 if reused)."""
-    path = home / f"library-{size}.db"
-    done = home / f"library-{size}.done"
+    one is already there; returns it (exact dense search) with the seconds spent
+    filling (0 if reused)."""
+    name = f"library-{size}" + ("" if vectors == "random" else f"-{vectors}")
+    path = home / f"{name}.db"
+    done = home / f"{name}.done"
     if path.exists() and done.exists():
-        return SqliteLibrary(path), 0.0
+        return SqliteLibrary(path, hnsw_min_vectors=0), 0.0
     for stale in (
         done,
         path,
@@ -147,9 +185,9 @@ def open_library(home: Path, size: int) -> tuple[SqliteLibrary, float]:
         path.with_name(path.name + "-shm"),
     ):
         stale.unlink(missing_ok=True)
-    library = SqliteLibrary(path)
+    library = SqliteLibrary(path, hnsw_min_vectors=0)
     started = time.perf_counter()
-    fill(library, size, EMBEDDER.dimension, random.Random(size))
+    fill(library, size, EMBEDDER.dimension, random.Random(size), vectors)
     fill_s = time.perf_counter() - started
     done.write_text(f"{size}\n")
     return library, fill_s
@@ -163,27 +201,103 @@ def percentiles(timings: list[float]) -> tuple[float, float]:
     )
 
 
-def run(size: int, queries: int, keep: Path | None) -> dict[str, float]:
+def rss_mib() -> float:
+    """This process's resident memory now (Linux), else its peak."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def near_rows(library: SqliteLibrary, count: int) -> npt.NDArray[np.float32]:
+    """Questions drawn from the library's own structure: a stored vector plus as much
+    noise again (a question about a passage, not the passage)."""
+    rng = np.random.default_rng(99)
+    (rows,) = library.database.reader.execute("SELECT count(*) FROM chunks").fetchone()
+    picked = sorted({int(r) + 1 for r in rng.integers(0, rows, count)})
+    marks = ", ".join("?" * len(picked))
+    blobs = library.database.reader.execute(
+        "SELECT e.vector FROM chunks c JOIN embeddings e ON e.key = c.embed_key"
+        f" WHERE c.rowid IN ({marks})",
+        picked,
+    ).fetchall()
+    matrix = np.frombuffer(b"".join(b[0] for b in blobs), dtype="<f4").reshape(len(blobs), -1)
+    return normalised(matrix + unit(rng, len(blobs), matrix.shape[1]))
+
+
+def recall_at_10(
+    exact: SqliteLibrary, graph: SqliteLibrary, vectors: list[npt.NDArray[np.float32]]
+) -> float:
+    scope = AccessScope("bench", frozenset())
+    found = 0
+    for vector in vectors:
+        want = exact.search_vectors(vector, EMBEDDER.name, scope, SearchFilters(), 100)[:10]
+        got = graph.search_vectors(vector, EMBEDDER.name, scope, SearchFilters(), 100)[:10]
+        found += len({h.chunk_id for h in want} & {h.chunk_id for h in got})
+    return round(found / (10 * len(vectors)), 4)
+
+
+def run(
+    size: int, queries: int, keep: Path | None, hnsw_min: int = 0, vectors: str = "random"
+) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as scratch:
-        library, fill_s = open_library(keep or Path(scratch), size)
-        search = SearchService(library, library, Limits(), vectors=library, embedder=EMBEDDER)
+        library, fill_s = open_library(keep or Path(scratch), size, vectors)
+        libraries = {"exact": library}
+        load = [round(x, 2) for x in os.getloadavg()]
         actor = Actor(user_id="bench", tenant="bench", role=Role.READER)
+        scope = AccessScope.of(actor)
         rng = random.Random(11)
         questions = [question(rng) for _ in range(queries)]
+        services = {
+            "exact": SearchService(library, library, Limits(), vectors=library, embedder=EMBEDDER)
+        }
+        EMBEDDER.embed(["warm"])
+        before = rss_mib()
         for q in questions[:5]:  # warm-up: model load, matrix load, page cache
-            search.search(SearchRequest(q + " warm"), actor)
-        timings = []
-        empty = 0
-        for q in questions:
+            services["exact"].search(SearchRequest(q + " warm"), actor)
+        memory = {"exact_rss_added_mib": round(rss_mib() - before, 1)}
+        index: dict[str, object] = {}
+        if hnsw_min:
+            graph = SqliteLibrary(library.database.path, hnsw_min_vectors=hnsw_min)
+            libraries["hnsw"] = graph
+            services["hnsw"] = SearchService(
+                graph, graph, Limits(), vectors=graph, embedder=EMBEDDER
+            )
+            before = rss_mib()
+            path = library.database.path.with_name(library.database.path.name + ".hnsw")
+            existed = path.exists()
             began = time.perf_counter()
-            result = search.search(SearchRequest(q, limit=10), actor)
-            timings.append((time.perf_counter() - began) * 1000)
-            empty += not result.results
+            graph.search_vectors(
+                EMBEDDER.embed(["warm"])[0], EMBEDDER.name, scope, SearchFilters(), 10
+            )
+            index = {
+                "index": "loaded" if existed else "built",
+                "index_first_search_s": round(time.perf_counter() - began, 1),
+                "index_mib": round(path.stat().st_size / 2**20, 1),
+                # The second library's own matrix, plus the index.
+                "hnsw_rss_added_mib": round(rss_mib() - before, 1),
+            }
+            for q in questions[:5]:
+                services["hnsw"].search(SearchRequest(q + " warm"), actor)
+        names = list(services)
+        timings: dict[str, list[float]] = {name: [] for name in names}
+        empty = 0
+        for i, q in enumerate(questions):
+            # Alternate which one goes first, so neither always follows the other.
+            for name in names[i % 2 :] + names[: i % 2]:
+                began = time.perf_counter()
+                result = services[name].search(SearchRequest(q, limit=10), actor)
+                timings[name].append((time.perf_counter() - began) * 1000)
+                empty += not result.results
         # The same questions through each part alone, for the breakdown; " alone"
         # makes every text new to the embedder's callers (nothing here caches).
-        scope = AccessScope.of(actor)
-        lexical_timings, dense_timings, embed_timings = [], [], []
-        for q in questions:
+        lexical_timings, embed_timings = [], []
+        dense_timings: dict[str, list[float]] = {name: [] for name in names}
+        query_vectors = []
+        for i, q in enumerate(questions):
             tokens = words(q)
             terms = tuple(dict.fromkeys(t for t in tokens if t not in STOPWORDS))
             began = time.perf_counter()
@@ -191,31 +305,54 @@ def run(size: int, queries: int, keep: Path | None) -> dict[str, float]:
             lexical_timings.append((time.perf_counter() - began) * 1000)
             began = time.perf_counter()
             vector = EMBEDDER.embed([q + " alone"])[0]
-            embedded = time.perf_counter()
-            library.search_vectors(vector, EMBEDDER.name, scope, SearchFilters(), 100)
-            dense_timings.append((time.perf_counter() - began) * 1000)
-            embed_timings.append((embedded - began) * 1000)
-        search.close()
-        library.close()
-    p50, p95 = percentiles(timings)
-    lexical_p50, lexical_p95 = percentiles(lexical_timings)
-    dense_p50, dense_p95 = percentiles(dense_timings)
-    embed_p50, embed_p95 = percentiles(embed_timings)
-    return {
+            embed_ms = (time.perf_counter() - began) * 1000
+            embed_timings.append(embed_ms)
+            query_vectors.append(vector)
+            for name in names[i % 2 :] + names[: i % 2]:
+                began = time.perf_counter()
+                libraries[name].search_vectors(vector, EMBEDDER.name, scope, SearchFilters(), 100)
+                dense_timings[name].append(embed_ms + (time.perf_counter() - began) * 1000)
+        if hnsw_min:
+            index["recall_at_10"] = recall_at_10(library, libraries["hnsw"], query_vectors)
+            if vectors == "clustered":
+                near = list(near_rows(library, queries))
+                index["recall_at_10_near_rows"] = recall_at_10(library, libraries["hnsw"], near)
+        load += [round(x, 2) for x in os.getloadavg()]
+        for service in services.values():
+            service.close()
+        for each in libraries.values():
+            each.close()
+    row: dict[str, object] = {
         "chunks": size,
+        "vectors": vectors,
         "queries": queries,
         "fill_s": round(fill_s, 1),
-        "p50_ms": p50,
-        "p95_ms": p95,
-        "lexical_p50_ms": lexical_p50,
-        "lexical_p95_ms": lexical_p95,
-        "dense_p50_ms": dense_p50,
-        "dense_p95_ms": dense_p95,
-        "embed_p50_ms": embed_p50,
-        "embed_p95_ms": embed_p95,
-        "queries_without_results": empty,
-        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
+    for name in names:
+        p50, p95 = percentiles(timings[name])
+        dense_p50, dense_p95 = percentiles(dense_timings[name])
+        row |= {
+            f"{name}_p50_ms": p50,
+            f"{name}_p95_ms": p95,
+            f"{name}_dense_p50_ms": dense_p50,
+            f"{name}_dense_p95_ms": dense_p95,
+        }
+    lexical_p50, lexical_p95 = percentiles(lexical_timings)
+    embed_p50, embed_p95 = percentiles(embed_timings)
+    return (
+        row
+        | memory
+        | index
+        | {
+            "lexical_p50_ms": lexical_p50,
+            "lexical_p95_ms": lexical_p95,
+            "embed_p50_ms": embed_p50,
+            "embed_p95_ms": embed_p95,
+            "queries_without_results": empty,
+            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "load_1_5_15_before_after": load,
+        }
+    )
 
 
 def main() -> None:
@@ -225,22 +362,31 @@ def main() -> None:
     parser.add_argument(
         "--keep", type=Path, help="build each library once in this directory and reuse it"
     )
+    parser.add_argument(
+        "--hnsw-min",
+        type=int,
+        default=0,
+        help="also search through the HNSW index with this threshold (0: exact only)",
+    )
+    parser.add_argument("--vectors", choices=["random", "clustered"], default="random")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
-    rows = [run(size, args.queries, args.keep) for size in args.sizes]
+    rows = [run(size, args.queries, args.keep, args.hnsw_min, args.vectors) for size in args.sizes]
     if args.json:
         print(json.dumps(rows))
         return
     for r in rows:
-        print(
-            f"{r['chunks']:>7} chunks: hybrid p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms;"
-            f" lexical alone {r['lexical_p50_ms']} / {r['lexical_p95_ms']} ms;"
-            f" dense alone {r['dense_p50_ms']} / {r['dense_p95_ms']} ms"
-            f" (query embedding {r['embed_p50_ms']} / {r['embed_p95_ms']} ms);"
-            f" peak RSS {r['peak_rss_mib']} MiB; filled in {r['fill_s']} s"
-        )
+        print(f"{r['chunks']:>7} chunks ({r['vectors']} vectors):")
+        for name in ("exact", "hnsw"):
+            if f"{name}_p50_ms" in r:
+                print(
+                    f"  {name}: hybrid p50 {r[f'{name}_p50_ms']} ms, p95 {r[f'{name}_p95_ms']} ms;"
+                    f" dense alone {r[f'{name}_dense_p50_ms']} / {r[f'{name}_dense_p95_ms']} ms"
+                )
+        rest = {k: v for k, v in r.items() if not k.startswith(("exact_", "hnsw_"))}
+        print("  " + "; ".join(f"{k} {v}" for k, v in rest.items()))
 
 
 if __name__ == "__main__":

@@ -108,7 +108,10 @@ def build(
     mode: a ``GrpcRetrievalClient``); the services close it with themselves.
     """
     library = SqliteLibrary(
-        settings.db_path, weights=settings.bm25_weights, max_term_share=settings.max_term_share
+        settings.db_path,
+        weights=settings.bm25_weights,
+        max_term_share=settings.max_term_share,
+        hnsw_min_vectors=settings.hnsw_min_vectors,
     )
     clock = SystemClock()
     chosen_embedder = embedder or _embedder(settings)

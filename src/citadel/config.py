@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from citadel.adapters.generators.openai import SecretStr
+from citadel.adapters.sqlite.hnsw import DEFAULT_MIN_VECTORS
 from citadel.domain.errors import InvalidValue
 from citadel.domain.fusion import FusionPolicy
 from citadel.domain.model import Limits
@@ -69,6 +70,8 @@ class Settings:
     bm25_weights: tuple[float, float, float] = (2.0, 2.0, 1.0)
     search_candidates: int = 100
     max_term_share: float = 1.0
+    hnsw_min_vectors: int = DEFAULT_MIN_VECTORS
+    """Dense search goes through an HNSW index from this many vectors (0 = always exact)."""
     answer_cache_size: int = 256
     """Validated answers kept in memory (0 turns the cache off)."""
     answer_cache_ttl_s: float = 3600.0
@@ -131,6 +134,9 @@ class Settings:
             bm25_weights=_weights(env, "CITADEL_BM25_WEIGHTS", (2.0, 2.0, 1.0)),
             llm=_llm(env),
             max_term_share=_float(env, "CITADEL_MAX_TERM_SHARE", 1.0),
+            hnsw_min_vectors=_int(
+                env, "CITADEL_HNSW_MIN_VECTORS", DEFAULT_MIN_VECTORS, zero_ok=True
+            ),
             answer_cache_size=_int(env, "CITADEL_ANSWER_CACHE_SIZE", 256, zero_ok=True),
             answer_cache_ttl_s=_float(env, "CITADEL_ANSWER_CACHE_TTL_S", 3600.0),
             circuit_failures=_int(env, "CITADEL_CIRCUIT_FAILURES", 5),

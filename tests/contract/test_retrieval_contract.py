@@ -31,10 +31,14 @@ class Library(SourceRegistry, ChunkStore, LexicalIndex, VectorIndex, Protocol):
     """Both adapters implement all four ports in one object."""
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "sqlite-hnsw", "memory"])
 def library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Library]:
-    if request.param == "sqlite":
-        sqlite = SqliteLibrary(tmp_path / "retrieval.db")
+    if request.param.startswith("sqlite"):
+        # sqlite-hnsw keeps the HNSW index in step with every change (the graph search
+        # itself is tested at a useful size in test_hnsw_search.py).
+        sqlite = SqliteLibrary(
+            tmp_path / "retrieval.db", hnsw_min_vectors=1 if request.param == "sqlite-hnsw" else 0
+        )
         yield sqlite
         sqlite.close()
     else:

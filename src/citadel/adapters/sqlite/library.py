@@ -2,7 +2,7 @@
 
 One file holds everything; see ``database.py`` for the connection and
 transaction rules, ``filters.py`` for how scope and filters become SQL, and
-``dense.py`` for the vector matrix.
+``dense.py`` for the vector matrix and ``hnsw.py`` for its approximate index.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import numpy as np
 from citadel.adapters.sqlite.access import access_query, access_text
 from citadel.adapters.sqlite.database import Database
 from citadel.adapters.sqlite.dense import DenseSearch
+from citadel.adapters.sqlite.hnsw import DEFAULT_MIN_VECTORS
 from citadel.adapters.sqlite.rows import (
     CHUNK_COLUMNS,
     SOURCE_COLUMNS,
@@ -53,6 +54,7 @@ class SqliteLibrary:
         *,
         weights: tuple[float, float, float] = DEFAULT_WEIGHTS,
         max_term_share: float = 1.0,
+        hnsw_min_vectors: int = DEFAULT_MIN_VECTORS,
     ):
         self._db = Database(path)
         self._max_term_share = max_term_share
@@ -60,7 +62,7 @@ class SqliteLibrary:
         self._df_generation = -1
         self._rows = 0
         self._weights = weights
-        self._dense = DenseSearch(self._db)
+        self._dense = DenseSearch(self._db, hnsw_min_vectors=hnsw_min_vectors)
         self._facts: tuple[int, str | None, bool] | None = None
 
     @property
@@ -69,6 +71,7 @@ class SqliteLibrary:
         return self._db
 
     def close(self) -> None:
+        self._dense.close()
         self._db.close()
 
     # -- SourceRegistry -------------------------------------------------------------
