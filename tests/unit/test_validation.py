@@ -158,6 +158,13 @@ CASES: list[tuple[str, object, Manifest, Limits, RejectionReason]] = [
     ("autolink", one("Go <foo:bar> now."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
     ("html bold", one("This is <b>bold</b>."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
     ("html script", one("<script>alert(1)</script>"), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    (
+        'a tag name HTML reads up to ">"',
+        one("See <http!> now."),
+        MANIFEST,
+        Limits(),
+        R.MARKUP_IN_TEXT,
+    ),
     ("html img", one("An < img src=x onerror=y> tag."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
     ("html comment", one("Hidden <!-- note --> text."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
     ("html entity", one("Escaped &lt;b&gt; text."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),

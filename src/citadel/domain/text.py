@@ -23,7 +23,8 @@ _URL = re.compile(
 _MARKDOWN_LINK = re.compile(r"!?\[[^\]\n]*\]\s*[(\[]|^\s*\[[^\]\n]+\]:\s*\S|<[a-z]+:[^>\s]*>", re.M)
 # A tag is a name then ">" or an attribute ("a < b and c > d" is a comparison, not markup).
 _HTML_TAG = re.compile(
-    r"<\s*/?\s*[a-z][a-z0-9-]*(?:\s*/?>|\s+[a-z-]+\s*=)"  # <b>, </b>, < img src=...
+    # As HTML reads a tag name: anything up to a space, "/" or ">" ("<http!>" is a tag).
+    r"<\s*/?\s*[a-z][^\s/<>]*(?:\s*/?>|\s+[a-z-]+\s*=)"  # <b>, </b>, < img src=...
     r"|<[!?][^<>]*>|&(?:#\d+|#x[0-9a-f]+|[a-z]{2,8});",
     re.I,
 )
