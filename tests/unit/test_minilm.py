@@ -431,3 +431,18 @@ def test_a_mask_that_is_not_the_padding_mask_is_not_fused() -> None:
     fused = fusion_graph.fuse_attention(model.SerializeToString(), layers=LAYERS)
     assert not fused.fused
     assert "is not a key padding mask" in fused.reason
+
+
+def test_bulk_embedding_on_parallel_sessions_gives_the_same_vectors_in_order() -> None:
+    # Enough texts of varied length for several batches per worker.
+    texts = [" ".join(["retry"] * (1 + i % 37)) + f" budget number {i}" for i in range(300)]
+    parallel = MiniLmEmbedder(threads=2, batch_size=8)
+    serial = MiniLmEmbedder(threads=1, batch_size=8)
+    got, expected = parallel.embed(texts), serial.embed(texts)
+    assert len(parallel._bulk) == 2, "bulk work ran on two single-threaded sessions"
+    assert np.allclose(got, expected, atol=1e-5)
+    assert (got * expected).sum(axis=1).min() > 0.99999
+    # A query-sized call stays on the main session.
+    one = MiniLmEmbedder(threads=2)
+    one.embed(["just one question"])
+    assert one._bulk == []

@@ -37,6 +37,7 @@ import importlib.resources
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,6 +82,8 @@ class _Loaded:
     feeds_token_types: bool
     fused: bool
     fusion_note: str
+    graph: bytes
+    """The graph the session runs, for the bulk sessions built from it on demand."""
 
 
 class MiniLmEmbedder:
@@ -126,6 +129,10 @@ class MiniLmEmbedder:
         self.name = f"all-MiniLM-L6-v2-int8{suffix}"
         self._lock = threading.Lock()
         self._loaded: _Loaded | None = None
+        # For bulk work: one single-threaded session per thread, each running its
+        # own batches (measured 1.17-1.19x the throughput of one session on two
+        # threads, same vectors); built on the first bulk call, so queries never pay.
+        self._bulk: list[ort.InferenceSession] = []
 
     def __repr__(self) -> str:
         return (
@@ -156,9 +163,33 @@ class MiniLmEmbedder:
         # encode_batch_fast skips character offsets, which pooling never needs.
         encodings = loaded.tokenizer.encode_batch_fast(list(texts), add_special_tokens=True)
         ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
-        for batch in self._batches([len(row) for row in ids]):
-            out[batch] = self._run(loaded, [ids[i] for i in batch])
+        batches = self._batches([len(row) for row in ids])
+        if self._threads < 2 or len(batches) < 2 * self._threads:
+            for batch in batches:
+                out[batch] = self._run(loaded, [ids[i] for i in batch])
+            return out
+        sessions = self._bulk_sessions(loaded)
+
+        def work(worker: int) -> None:
+            # Round-robin over batches sorted by length: every worker gets a similar load.
+            for batch in batches[worker :: len(sessions)]:
+                out[batch] = self._run(loaded, [ids[i] for i in batch], sessions[worker])
+
+        with ThreadPoolExecutor(len(sessions), thread_name_prefix="embed") as pool:
+            for done in [pool.submit(work, w) for w in range(len(sessions))]:
+                done.result()
         return out
+
+    def _bulk_sessions(self, loaded: _Loaded) -> list[ort.InferenceSession]:
+        with self._lock:
+            if not self._bulk:
+                try:
+                    self._bulk = [
+                        self._session(loaded.graph, threads=1) for _ in range(self._threads)
+                    ]
+                except Exception as exc:  # onnxruntime's errors are untyped
+                    raise EmbedderUnavailable(f"onnxruntime cannot load the model: {exc}") from exc
+            return self._bulk
 
     def _batches(self, lengths: Sequence[int]) -> list[list[int]]:
         """Indices grouped by similar length, each group within both batch limits.
@@ -184,7 +215,12 @@ class MiniLmEmbedder:
             batches.append(current)
         return batches
 
-    def _run(self, loaded: _Loaded, batch: Sequence[npt.NDArray[np.int64]]) -> Vectors:
+    def _run(
+        self,
+        loaded: _Loaded,
+        batch: Sequence[npt.NDArray[np.int64]],
+        session: ort.InferenceSession | None = None,
+    ) -> Vectors:
         width = max(len(row) for row in batch)
         input_ids = np.zeros((len(batch), width), dtype=np.int64)  # 0 is [PAD]
         mask = np.zeros((len(batch), width), dtype=np.int64)
@@ -195,7 +231,7 @@ class MiniLmEmbedder:
         if loaded.feeds_token_types:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
         try:
-            (hidden,) = loaded.session.run(["last_hidden_state"], feeds)
+            (hidden,) = (session or loaded.session).run(["last_hidden_state"], feeds)
         except Exception as exc:  # onnxruntime's errors are untyped; translate them here
             raise EmbedderUnavailable(f"inference failed: {exc}") from exc
         return _mean_pool_normalise(np.asarray(hidden, dtype=np.float32), mask)
@@ -227,6 +263,7 @@ class MiniLmEmbedder:
         tokenizer.no_padding()
 
         session, fused, note = None, False, "fusion not asked for (fuse_attention=False)"
+        graph = model
         if self._fuse_attention:
             # onnx is imported only here: the CLI's other commands never pay for it.
             try:
@@ -240,6 +277,7 @@ class MiniLmEmbedder:
             if fusion is not None and fusion.fused:
                 try:
                     session, fused = self._session(fusion.model), True
+                    graph = fusion.model
                 except Exception as exc:  # onnxruntime's errors are untyped
                     note = f"attention not fused: onnxruntime refused the fused graph: {exc}"
         if session is None:
@@ -255,11 +293,11 @@ class MiniLmEmbedder:
             raise EmbedderUnavailable(
                 f"unexpected model signature: inputs {sorted(inputs)}, outputs {sorted(outputs)}"
             )
-        return _Loaded(session, tokenizer, "token_type_ids" in inputs, fused, note)
+        return _Loaded(session, tokenizer, "token_type_ids" in inputs, fused, note, graph)
 
-    def _session(self, model: bytes) -> ort.InferenceSession:
+    def _session(self, model: bytes, threads: int | None = None) -> ort.InferenceSession:
         options = ort.SessionOptions()
-        options.intra_op_num_threads = self._threads
+        options.intra_op_num_threads = threads or self._threads
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
