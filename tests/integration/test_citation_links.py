@@ -61,6 +61,9 @@ def test_an_allowlisted_trusted_url_renders_canonical(tmp_path: Path) -> None:
     again = cli("ask", "--home", str(home), "--json", QUESTION, hosts="other.example.org")
     [link] = links(json.loads(again.stdout))
     assert link["state"] == "viewer" and link["href"].startswith("/v1/sources/")
+    # A terminal gets no signed routes it cannot open: those are for --json and the web UI.
+    text = cli("ask", "--home", str(home), QUESTION, hosts="other.example.org")
+    assert "token=" not in text.stdout and "[1]" in text.stdout
 
 
 HOSTILE = [

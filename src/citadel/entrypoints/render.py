@@ -189,13 +189,16 @@ _LINK_NOTES = {
 
 
 def link_note(citation: Citation) -> str:
-    """Where the footnote leads: the resolver's href, or why there is none."""
+    """Where the footnote leads, for a terminal: a canonical URL, or why there is none.
+
+    Viewer links are routes of `citadel serve`, signed for minutes; the terminal
+    leaves them to `--json` and the web UI rather than print tokens nobody can open.
+    """
     if citation.link_state is LinkState.FORBIDDEN:
         return "you may not see this source"
     if citation.link_state is LinkState.SUPERSEDED:
-        flag = " (source changed since this answer)"
-        return f"\n    {citation.link_href}{flag}" if citation.link_href else flag
-    if citation.link_href:
+        return " (source changed since this answer)"
+    if citation.link_state is LinkState.CANONICAL and citation.link_href:
         return f"\n    {citation.link_href}"
     return _LINK_NOTES.get(citation.link_state, "")
 
