@@ -223,7 +223,10 @@ class AnswerService:
         )
         revisions: Mapping[str, int] = {}
         if self._cache is not None and self._sources is not None:
-            revisions = self._sources.revisions({e.source_id for e in manifest.entries})
+            # A store read: off the event loop, like the search.
+            revisions = await asyncio.to_thread(
+                self._sources.revisions, {e.source_id for e in manifest.entries}
+            )
             hit = self._cache.get(key, revisions)
             if hit is not None:
                 record = GenerationRecord(
