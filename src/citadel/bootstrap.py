@@ -211,8 +211,9 @@ def _viewer_secret(settings: Settings) -> bytes:
 
 
 def _embedder(settings: Settings) -> Embedder | None:
-    if settings.embedder == "minilm":
-        return MiniLmEmbedder(threads=settings.embedder_threads)
+    if settings.embedder in ("minilm", "minilm-float"):
+        precision = "float" if settings.embedder == "minilm-float" else "int8"
+        return MiniLmEmbedder(threads=settings.embedder_threads, precision=precision)
     if settings.embedder == "hashing":
         return HashingEmbedder()
     return None

@@ -18,7 +18,7 @@ from citadel.domain.fusion import FusionPolicy
 from citadel.domain.model import Limits
 
 GENERATORS = ("extractive", "openai")
-EMBEDDERS = ("minilm", "hashing", "none")
+EMBEDDERS = ("minilm", "minilm-float", "hashing", "none")
 
 
 class ConfigError(ValueError):
