@@ -9,10 +9,12 @@ abstracts in <= 180 s on 2 cores.
 whole corpus) and extrapolates to the full corpus, marked ``est``; ``--unsorted``
 adds a run that batches in corpus order instead of by length, and
 ``--max-tokens`` compares truncation lengths, and ``--attention fused,unfused``
-compares the adapter's fused attention with the exported graph as it is (query
-latency is measured for each). The machine may be shared: each run records the
-load average, and ``--repeat R`` runs the whole plan R times, interleaved, and
-keeps each configuration's fastest run.
+compares the adapter's fused attention with the exported graph as it is, and
+``--precision int8,float`` the int8 arithmetic (the default) with the float
+graph (query latency is measured for each attention mode and precision). The
+machine may be shared: each run records the load average, and ``--repeat R``
+runs the whole plan R times, interleaved, and keeps each configuration's
+fastest run.
 
 Run: `.venv/bin/python bench/embedding_throughput.py [--sample 600] [--json]`.
 """
@@ -32,7 +34,12 @@ from pathlib import Path
 import onnxruntime as ort  # type: ignore[import-untyped]
 from tokenizers import Tokenizer
 
-from citadel.adapters.embedding.minilm import BATCH_TOKENS, MAX_TOKENS, MiniLmEmbedder
+from citadel.adapters.embedding.minilm import (
+    BATCH_TOKENS,
+    MAX_TOKENS,
+    PRECISIONS,
+    MiniLmEmbedder,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
@@ -51,6 +58,7 @@ class Run:
     batch_tokens: int
     max_tokens: int
     by_length: bool
+    precision: str
     fused: bool
     """Whether the session ran the fused attention (not only whether it was asked for)."""
     texts: int
@@ -91,6 +99,7 @@ def measure(
     max_tokens: int,
     by_length: bool,
     fuse: bool,
+    precision: str,
     tokens: int,
 ) -> Run:
     embedder = MiniLmEmbedder(
@@ -99,6 +108,7 @@ def measure(
         batch_tokens=batch_tokens,
         max_tokens=max_tokens,
         fuse_attention=fuse,
+        precision=precision,
     )
     start = time.perf_counter()
     embedder.load()
@@ -118,6 +128,7 @@ def measure(
         batch_tokens=batch_tokens,
         max_tokens=max_tokens,
         by_length=by_length,
+        precision=precision,
         fused=embedder.fused,
         texts=len(texts),
         tokens=tokens,
@@ -131,8 +142,10 @@ def measure(
     )
 
 
-def query_latency(queries: list[str], threads: int, fuse: bool) -> dict[str, object]:
-    embedder = MiniLmEmbedder(threads=threads, fuse_attention=fuse)
+def query_latency(
+    queries: list[str], threads: int, fuse: bool, precision: str
+) -> dict[str, object]:
+    embedder = MiniLmEmbedder(threads=threads, fuse_attention=fuse, precision=precision)
     embedder.embed(queries[:5])
     timings = []
     for query in queries:
@@ -143,6 +156,7 @@ def query_latency(queries: list[str], threads: int, fuse: bool) -> dict[str, obj
     return {
         "queries": len(queries),
         "threads": threads,
+        "precision": precision,
         "fused": embedder.fused,
         "p50_ms": round(statistics.median(timings), 2),
         "p95_ms": round(timings[int(0.95 * len(timings)) - 1], 2),
@@ -160,6 +174,14 @@ def attention_modes(text: str) -> list[bool]:
         return [modes[part.strip()] for part in text.split(",") if part.strip()]
     except KeyError as exc:
         raise argparse.ArgumentTypeError(f"{exc} is not 'fused' or 'unfused'") from exc
+
+
+def precisions(text: str) -> list[str]:
+    found = [part.strip() for part in text.split(",") if part.strip()]
+    for part in found:
+        if part not in PRECISIONS:
+            raise argparse.ArgumentTypeError(f"{part!r} is not one of {PRECISIONS}")
+    return found
 
 
 def attention_label(fuse: bool) -> str:
@@ -184,6 +206,12 @@ def main() -> None:
         default=[True],
         help="fused, unfused or both (comma-separated): the adapter's fuse_attention",
     )
+    parser.add_argument(
+        "--precision",
+        type=precisions,
+        default=["int8"],
+        help="int8, float or both (comma-separated): the adapter's precision",
+    )
     parser.add_argument("--sample", type=int, default=0, help="embed N abstracts, not all")
     parser.add_argument("--unsorted", action="store_true", help="also batch in corpus order")
     parser.add_argument("--repeat", type=int, default=1, help="runs per configuration")
@@ -200,23 +228,26 @@ def main() -> None:
     queries = [q["text"] for q in read_jsonl(args.scifact / "queries.jsonl")][: args.queries]
     tokens = {m: count_tokens(texts, m) for m in args.max_tokens}
 
-    # (threads, batch size, token budget, max tokens, sorted by length, fused attention)
+    # (threads, batch size, token budget, max tokens, sorted by length, fused, precision);
+    # int8 runs every text alone, so batch limits are not varied for it.
     plan = [
-        (t, b, budget, m, True, fuse)
+        (t, b, budget, m, True, fuse, precision)
+        for precision in args.precision
         for fuse in args.attention
         for m in args.max_tokens
         for t in args.threads
         for budget in args.batch_tokens
-        for b in args.batch_sizes
+        for b in (args.batch_sizes if precision == "float" else args.batch_sizes[:1])
+        if precision == "float" or budget == args.batch_tokens[0]
     ]
     if args.unsorted:
         plan += [
-            (max(args.threads), b, UNLIMITED, args.max_tokens[0], False, args.attention[0])
+            (max(args.threads), b, UNLIMITED, args.max_tokens[0], False, args.attention[0], "float")
             for b in args.batch_sizes
         ]
-    best_of: dict[tuple[int, int, int, int, bool, bool], Run] = {}
+    best_of: dict[tuple[int, int, int, int, bool, bool, str], Run] = {}
     for key in plan * max(1, args.repeat):
-        threads, batch_size, batch_tokens, max_tokens, by_length, fuse = key
+        threads, batch_size, batch_tokens, max_tokens, by_length, fuse, precision = key
         run = measure(
             texts,
             len(corpus),
@@ -226,6 +257,7 @@ def main() -> None:
             max_tokens=max_tokens,
             by_length=by_length,
             fuse=fuse,
+            precision=precision,
             tokens=tokens[max_tokens],
         )
         if key not in best_of or run.seconds < best_of[key].seconds:
@@ -234,19 +266,23 @@ def main() -> None:
             print(
                 f"threads={threads} batch={batch_size:>3} batch_tokens={budget_label(batch_tokens)}"
                 f" max_tokens={max_tokens} {'by-length' if by_length else 'in order '}"
-                f" {attention_label(run.fused):>7}:"
+                f" {attention_label(run.fused):>7} {precision:>5}:"
                 f" {run.seconds:8.1f} s {run.texts_per_s:7.2f} texts/s"
                 f" {run.tokens_per_s:6d} tokens/s cpu {run.cpu_s} s (load {run.load_average})",
                 flush=True,
             )
     runs = [best_of[key] for key in dict.fromkeys(plan)]
-    latencies = [query_latency(queries, max(args.threads), fuse) for fuse in args.attention]
+    latencies = [
+        query_latency(queries, max(args.threads), fuse, precision)
+        for precision in args.precision
+        for fuse in args.attention
+    ]
 
     estimated = len(texts) < len(corpus)
     best = min(runs, key=lambda r: r.corpus_s)
     result = {
         "bench": "embedding_throughput",
-        "model": MiniLmEmbedder().name,
+        "models": {p: MiniLmEmbedder(precision=p).name for p in args.precision},
         "corpus_texts": len(corpus),
         "measured_texts": len(texts),
         "repeat": max(1, args.repeat),
@@ -266,21 +302,23 @@ def main() -> None:
         print()
         print(f"SciFact corpus: {len(corpus)} abstracts; measured on {len(texts)}")
         print(
-            "| threads | batch | batch tokens | max tokens | batching | attention | texts/s"
+            "| threads | batch | batch tokens | max tokens | batching | attention | precision"
+            " | texts/s"
             " | tokens/s | corpus s | cpu s | load |"
         )
-        print("|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|")
+        print("|---:|---:|---:|---:|---|---|---|---:|---:|---:|---:|---:|")
         for r in runs:
             order = "by length" if r.by_length else "corpus order"
             print(
                 f"| {r.threads} | {r.batch_size} | {budget_label(r.batch_tokens)} | {r.max_tokens}"
-                f" | {order} | {attention_label(r.fused)} | {r.texts_per_s}"
+                f" | {order} | {attention_label(r.fused)} | {r.precision} | {r.texts_per_s}"
                 f" | {r.tokens_per_s} | {r.corpus_s} {mark} | {r.cpu_s} | {r.load_average} |"
             )
         for latency in latencies:
             print(
                 f"\nquery embedding, {latency['queries']} queries one at a time"
-                f" ({latency['threads']} threads, {attention_label(bool(latency['fused']))}):"
+                f" ({latency['threads']} threads, {attention_label(bool(latency['fused']))},"
+                f" {latency['precision']}):"
                 f" p50 {latency['p50_ms']} ms, p95 {latency['p95_ms']} ms"
             )
         verdict = "fits" if result["fits_target"] else "does NOT fit"

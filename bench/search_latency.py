@@ -172,11 +172,13 @@ EMBEDDER = MiniLmEmbedder()
 def open_library(home: Path, size: int, vectors: str = "random") -> tuple[SqliteLibrary, float]:
     """The synthetic library of ``size`` chunks in ``home``, filled unless a complete
     one is already there; returns it (exact dense search) with the seconds spent
-    filling (0 if reused)."""
+    filling (0 if reused). The vectors are stored under the embedder's name, so a
+    library filled for another model is filled again."""
     name = f"library-{size}" + ("" if vectors == "random" else f"-{vectors}")
     path = home / f"{name}.db"
     done = home / f"{name}.done"
-    if path.exists() and done.exists():
+    marker = f"{size} {EMBEDDER.name}\n"
+    if path.exists() and done.exists() and done.read_text() == marker:
         return SqliteLibrary(path, hnsw_min_vectors=0), 0.0
     for stale in (
         done,
@@ -189,7 +191,7 @@ def open_library(home: Path, size: int, vectors: str = "random") -> tuple[Sqlite
     started = time.perf_counter()
     fill(library, size, EMBEDDER.dimension, random.Random(size), vectors)
     fill_s = time.perf_counter() - started
-    done.write_text(f"{size}\n")
+    done.write_text(marker)
     return library, fill_s
 
 

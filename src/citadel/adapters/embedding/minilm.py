@@ -21,7 +21,7 @@ with per-channel scales, and there are two ways to run them:
 - ``precision="int8"`` (the default, name ``all-MiniLM-L6-v2-w8a8``):
   ``int8_graph`` rewrites every weight product into onnxruntime's integer
   kernels with the package's own codes, the activations rounded to 8 bits as
-  the graph runs, and fuses the GELUs. 2.4x the float graph's throughput on
+  the graph runs, and fuses the GELUs. 2.3x the float graph's throughput on
   SciFact (docs/benchmarks.md); cosine to the float vectors 0.9957 on average.
   Each text runs alone (no padding), because the activations' scale is taken
   over the whole input: that way a text's vector never depends on its batch.
