@@ -232,3 +232,38 @@ def test_without_an_embedder_reindex_is_a_clear_error(library: Library) -> None:
     assert service.coverage() is None
     with pytest.raises(InvalidRequest, match="CITADEL_EMBEDDER"):
         service.reindex()
+
+
+def test_reingesting_an_unchanged_file_fills_in_the_missing_vectors(
+    library: Library, book: Path
+) -> None:
+    ingest(library, book, NamedEmbedder("model-old"))
+    new = NamedEmbedder("model-new")
+    service = IngestService(
+        library, [MarkdownParser()], FixedClock(), embedder=new, vectors=library
+    )
+
+    report = service.ingest(book, IngestOptions())
+
+    assert (report.status, report.version) == ("unchanged", 1)
+    assert library.vector_coverage("model-new") == VectorCoverage(SECTIONS, 0)
+    assert dense_sections(library, new)[0] == "Reading files"
+    texts = new.texts
+    assert service.ingest(book, IngestOptions()).status == "unchanged"
+    assert new.texts == texts
+
+
+def test_bulk_ingest_of_unchanged_documents_fills_in_the_missing_vectors(
+    library: Library, book: Path
+) -> None:
+    ingest(library, book, NamedEmbedder("model-old"))
+    new = NamedEmbedder("model-new")
+    service = IngestService(
+        library, [MarkdownParser()], FixedClock(), embedder=new, vectors=library
+    )
+    document = MarkdownParser().parse(book)
+
+    [report] = service.ingest_documents([(document, IngestOptions(), str(book.resolve()))])
+
+    assert report.status == "unchanged"
+    assert library.vector_coverage("model-new") == VectorCoverage(SECTIONS, 0)
