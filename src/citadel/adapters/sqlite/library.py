@@ -555,13 +555,16 @@ class SqliteLibrary:
     def unembedded_chunks(
         self, model: str, source_id: str | None = None
     ) -> Sequence[UnembeddedChunk]:
+        # Two statements, not "? IS NULL OR": with that, SQLite scans every chunk even
+        # for one source (the ingest asks once per unchanged file).
+        only = "" if source_id is None else " AND s.source_id = ?"
         rows = self._db.reader.execute(
             "SELECT c.chunk_id, s.title, c.section_path, c.text FROM chunks c"
             " JOIN sources s ON s.source_id = c.source_id AND c.version = s.current_version"
-            " WHERE s.deleted = 0 AND (? IS NULL OR s.source_id = ?) AND NOT EXISTS"
+            f" WHERE s.deleted = 0{only} AND NOT EXISTS"
             " (SELECT 1 FROM embeddings e WHERE e.key = c.embed_key AND e.model = ?)"
             " ORDER BY c.source_id, c.ordinal",
-            (source_id, source_id, model),
+            (model,) if source_id is None else (source_id, model),
         ).fetchall()
         return [
             UnembeddedChunk(
