@@ -45,6 +45,7 @@ from citadel.app.ports import (
     Retrieval,
     SourceRegistry,
 )
+from citadel.app.reindex import ReindexService
 from citadel.app.resolver import CitationResolver
 from citadel.app.search import SearchService
 from citadel.app.users import UserService
@@ -67,6 +68,8 @@ class Services:
 
     settings: Settings
     ingest: IngestService
+    reindex: ReindexService
+    """Fills in the configured embedder's missing vectors, and says how many are missing."""
     search: SearchService
     answer: AnswerService
     library: LibraryService
@@ -145,6 +148,7 @@ def build(
             retain_versions=settings.retain_versions,
             check_url=lambda url: _registered_url(policy, url),
         ),
+        reindex=ReindexService(library, chosen_embedder),
         library=LibraryService(library, library),
         users=UserService(SqliteUsers(library.database), clock),
         search=search,

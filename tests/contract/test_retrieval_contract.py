@@ -17,11 +17,19 @@ import pytest
 from citadel.adapters.embedding.hashing import HashingEmbedder
 from citadel.adapters.memory import InMemoryLibrary
 from citadel.adapters.sqlite.library import SqliteLibrary
-from citadel.app.ports import ChunkStore, ChunkVectors, LexicalIndex, SourceRegistry, VectorIndex
+from citadel.app.ports import (
+    ChunkStore,
+    ChunkVectors,
+    LexicalIndex,
+    SourceRegistry,
+    UnembeddedChunk,
+    VectorCoverage,
+    VectorIndex,
+)
 from citadel.domain.chunking import CHUNKER_VERSION, embedding_key
 from citadel.domain.model import SearchFilters
 from citadel.domain.source import AccessScope, Source, SourceVersion
-from tests.builders import Passage, make_chunks, sha256_of
+from tests.builders import Passage, commit, make_chunks, sha256_of
 
 EMBEDDER = HashingEmbedder()
 MODEL = EMBEDDER.name
@@ -259,3 +267,93 @@ class TestRescoring:
         assert rescored.keys() == hits.keys()
         for chunk_id, score in hits.items():
             assert rescored[chunk_id] == pytest.approx(score, abs=1e-5)
+
+
+OTHER_MODEL = "another-model"
+
+
+def unembedded(library: Library, model: str, source_id: str | None = None) -> list[str]:
+    return [c.chunk_id for c in library.unembedded_chunks(model, source_id)]
+
+
+def store(library: Library, model: str, chunk_ids: Sequence[str], texts: Sequence[str]) -> None:
+    keys = [embedding_key(t) for t in texts]
+    library.store_vectors(model, chunk_ids, keys, EMBEDDER.embed(texts))
+
+
+class TestVectorCoverage:
+    def test_coverage_counts_the_current_chunks_of_live_sources(
+        self, library: Library, shelf
+    ) -> None:
+        assert library.vector_coverage(MODEL) == VectorCoverage(chunks=4, missing=0)
+        assert library.vector_coverage(OTHER_MODEL) == VectorCoverage(chunks=4, missing=4)
+        add(library, "pg", [Passage("One."), Passage("Two.")], version=2)
+        library.delete("old")
+        assert library.vector_coverage(MODEL) == VectorCoverage(chunks=4, missing=0)
+        bare = Source(source_id="bare", tenant="acme", title="No Vectors", origin="/bare")
+        commit(library, bare, [Passage("Committed without vectors.")])
+        assert library.vector_coverage(MODEL) == VectorCoverage(chunks=5, missing=1)
+
+    def test_unembedded_chunks_by_source_then_reading_order(self, library: Library, shelf) -> None:
+        assert unembedded(library, MODEL) == []
+        assert unembedded(library, OTHER_MODEL) == [*shelf["old"], *shelf["pg"], *shelf["r"]]
+        assert unembedded(library, OTHER_MODEL, "r") == shelf["r"]
+        assert unembedded(library, OTHER_MODEL, "nope") == []
+        first = library.unembedded_chunks(OTHER_MODEL, "r")[0]
+        assert first == UnembeddedChunk(
+            chunk_id=shelf["r"][0],
+            title="Book r",
+            section_path=("2 Vectors", "2.1 Arithmetic"),
+            text="Vectors hold numbers; a data frame holds vectors of equal length.",
+        )
+
+    def test_old_versions_and_deleted_sources_are_never_listed(
+        self, library: Library, shelf
+    ) -> None:
+        newer = add(library, "pg", [Passage("Exclusion constraints.")], version=2)
+        library.delete("old")
+        assert unembedded(library, OTHER_MODEL) == [*newer, *shelf["r"]]
+
+    def test_stored_vectors_are_found_by_the_next_search(self, library: Library, shelf) -> None:
+        vector = EMBEDDER.embed(["a check constraint on a table column"])[0]
+        # Searched once first: a cached matrix or graph must notice the write.
+        assert list(library.search_vectors(vector, OTHER_MODEL, SCOPE, EVERYTHING, 10)) == []
+        pending = library.unembedded_chunks(OTHER_MODEL)
+        store(library, OTHER_MODEL, [c.chunk_id for c in pending], [c.text for c in pending])
+        hits = list(library.search_vectors(vector, OTHER_MODEL, SCOPE, EVERYTHING, 10))
+        assert {h.chunk_id for h in hits} == {c.chunk_id for c in pending}
+        assert hits[0].chunk_id == shelf["pg"][0]
+        assert library.vector_coverage(OTHER_MODEL) == VectorCoverage(chunks=4, missing=0)
+        assert unembedded(library, OTHER_MODEL) == []
+
+    def test_a_stored_key_becomes_the_chunks_key_and_an_existing_vector_is_kept(
+        self, library: Library, shelf
+    ) -> None:
+        retitled = "Renamed > 2 Vectors. Vectors hold numbers."
+        store(library, MODEL, [shelf["r"][0]], [retitled])
+        query = EMBEDDER.embed([retitled])[0]
+        assert library.score_vectors(query, MODEL, [shelf["r"][0]])[shelf["r"][0]] == (
+            pytest.approx(1.0, abs=1e-5)
+        )
+        # A vector already under (key, model) stays; the chunk still points at it.
+        kept = "Factors hold categorical data with levels."
+        library.store_vectors(
+            MODEL, [shelf["pg"][0]], [embedding_key(kept)], EMBEDDER.embed(["something else"])
+        )
+        cached = library.cached_vectors([embedding_key(kept)], MODEL)[embedding_key(kept)]
+        assert np.allclose(cached, EMBEDDER.embed([kept])[0], atol=1e-6)
+        scores = library.score_vectors(cached, MODEL, [shelf["pg"][0]])
+        assert scores[shelf["pg"][0]] == pytest.approx(1.0, abs=1e-5)
+
+    def test_unknown_chunks_or_mismatched_lengths_write_nothing(
+        self, library: Library, shelf
+    ) -> None:
+        text = "Vectors hold numbers; a data frame holds vectors of equal length."
+        with pytest.raises(ValueError, match="unknown chunk"):
+            store(library, OTHER_MODEL, [shelf["r"][0], "no-such-chunk"], [text, "x"])
+        with pytest.raises(ValueError, match="one key and one vector row"):
+            library.store_vectors(
+                OTHER_MODEL, [shelf["r"][0]], [embedding_key(text)], EMBEDDER.embed([text, "x"])
+            )
+        assert library.vector_coverage(OTHER_MODEL) == VectorCoverage(chunks=4, missing=4)
+        assert library.cached_vectors([embedding_key(text)], OTHER_MODEL) == {}

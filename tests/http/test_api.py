@@ -13,6 +13,9 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from citadel.adapters.embedding.hashing import HashingEmbedder
+from citadel.bootstrap import build
+from citadel.config import Settings
 from citadel.entrypoints.http import create_app
 from citadel.entrypoints.http.observability import JsonFormatter
 from tests.http.conftest import QUESTION, SECRET, Library, bearer, make_library
@@ -297,6 +300,53 @@ def test_operational_endpoints(client: TestClient, library: Library) -> None:
 class UnreachableStore:
     def get(self, source_id: str) -> None:
         raise OSError("database is locked")
+
+
+def test_readyz_reports_the_configured_models_vector_coverage(
+    client: TestClient, library: Library
+) -> None:
+    services = library.services
+    chunks = sum(
+        len(services.chunks.chunks(s.source_id, s.current_version))
+        for s in services.registry.list()
+    )
+    assert chunks > 0
+    assert client.get("/readyz").json()["vectors"] == {
+        "model": "hashing-words-trigrams-v1-384",
+        "chunks": chunks,
+        "missing": 0,
+    }
+
+
+def test_readyz_stays_ready_while_chunks_lack_vectors_and_sees_the_reindex(
+    tmp_path: Path,
+) -> None:
+    built = make_library(tmp_path)
+    built.services.close()
+    # The same library under another model: none of its chunks has a vector for it.
+    other = HashingEmbedder(dimension=64)
+    services = build(built.services.settings, embedder=other)
+    try:
+        with TestClient(create_app(services, session_secret=SECRET)) as c:
+            before = c.get("/readyz")
+            assert before.status_code == 200 and before.json()["status"] == "ready"
+            vectors = before.json()["vectors"]
+            assert vectors["model"] == other.name
+            assert vectors["missing"] == vectors["chunks"] > 0
+            services.reindex.reindex()
+            assert c.get("/readyz").json()["vectors"]["missing"] == 0
+    finally:
+        services.close()
+
+
+def test_readyz_reports_no_vectors_without_an_embedder(tmp_path: Path) -> None:
+    services = build(Settings(home=tmp_path, embedder="none"))
+    try:
+        with TestClient(create_app(services, session_secret=SECRET)) as c:
+            reply = c.get("/readyz")
+        assert reply.status_code == 200 and reply.json()["vectors"] is None
+    finally:
+        services.close()
 
 
 def test_readyz_is_503_when_the_store_is_unreachable(library: Library) -> None:

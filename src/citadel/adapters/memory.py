@@ -15,7 +15,9 @@ from citadel.app.ports import (
     DenseHit,
     LexicalHit,
     StoredPassage,
+    UnembeddedChunk,
     UserRecord,
+    VectorCoverage,
     Vectors,
 )
 from citadel.domain.audit import GENESIS, AuditEntry, chain_hash
@@ -188,6 +190,54 @@ class InMemoryLibrary:
             if stored is not None and chunk_id in self._chunks:
                 out[chunk_id] = float(stored @ query)
         return out
+
+    def vector_coverage(self, model: str) -> VectorCoverage:
+        with self._lock:
+            current = self._current_chunks()
+            missing = sum(1 for c in current if not self._has_vector(c.chunk_id, model))
+        return VectorCoverage(chunks=len(current), missing=missing)
+
+    def unembedded_chunks(
+        self, model: str, source_id: str | None = None
+    ) -> Sequence[UnembeddedChunk]:
+        with self._lock:
+            found = [
+                c
+                for c in self._current_chunks()
+                if source_id in (None, c.source_id) and not self._has_vector(c.chunk_id, model)
+            ]
+            found.sort(key=lambda c: (c.source_id, c.ordinal))
+            return [
+                UnembeddedChunk(
+                    c.chunk_id, self._sources[c.source_id].title, c.section_path, c.text
+                )
+                for c in found
+            ]
+
+    def store_vectors(
+        self, model: str, chunk_ids: Sequence[str], keys: Sequence[str], matrix: Vectors
+    ) -> None:
+        if matrix.ndim != 2 or not len(chunk_ids) == len(keys) == matrix.shape[0]:
+            raise ValueError("one key and one vector row per chunk id")
+        with self._lock:
+            if any(chunk_id not in self._chunks for chunk_id in chunk_ids):
+                raise ValueError("unknown chunk ids: nothing was stored")
+            for chunk_id, key, row in zip(chunk_ids, keys, matrix, strict=True):
+                self._embeddings.setdefault((key, model), np.array(row, np.float32))
+                self._embed_keys[chunk_id] = key
+
+    def _current_chunks(self) -> Sequence[Chunk]:
+        """Chunks of the current version of live sources (call with the lock held)."""
+        return [
+            c
+            for c in self._chunks.values()
+            if not self._sources[c.source_id].deleted
+            and c.version == self._sources[c.source_id].current_version
+        ]
+
+    def _has_vector(self, chunk_id: str, model: str) -> bool:
+        key = self._embed_keys.get(chunk_id)
+        return key is not None and (key, model) in self._embeddings
 
     def _current(self, source: Source) -> SourceVersion | None:
         for version in self._versions.get(source.source_id, []):

@@ -47,6 +47,15 @@ class RequestDeadlineExceeded(AppError):
     pass
 
 
+class LibraryChanged(AppError):
+    """The library changed under a long operation (a source deleted or re-ingested);
+    what was stored before stays (``stored`` items), and running it again continues."""
+
+    def __init__(self, message: str, stored: int = 0) -> None:
+        super().__init__(message)
+        self.stored = stored
+
+
 class ServiceUnavailable(AppError):
     """A service this one depends on (split mode: Retrieval, Answer) failed to answer."""
 

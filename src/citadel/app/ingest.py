@@ -22,6 +22,7 @@ from citadel.app.ports import (
     VectorIndex,
     Vectors,
 )
+from citadel.app.reindex import ReindexService
 from citadel.domain.chunking import (
     CHUNKER_VERSION,
     ChunkingPolicy,
@@ -76,7 +77,10 @@ class IngestService:
 
     Each version goes through prepare (parse, chunk, decide the version),
     embed (only text whose vector is not cached yet) and commit (chunks and
-    vectors in one transaction).
+    vectors in one transaction). An unchanged file commits nothing, but its
+    current chunks still get any vector the configured model lacks (they were
+    embedded under another model, or before there was an embedder): else
+    dense search would stay blind to them however often the file is ingested.
     """
 
     def __init__(
@@ -99,6 +103,7 @@ class IngestService:
         self._clock = clock
         self._embedder = embedder
         self._vectors = vectors
+        self._reindex = ReindexService(vectors, embedder) if vectors is not None else None
         self._max_file_bytes = max_file_bytes
         self._chunking = chunking or ChunkingPolicy()
         self._retain_versions = retain_versions
@@ -137,6 +142,7 @@ class IngestService:
             raise IngestError(shown, exc.reason, str(exc)) from exc
         prepared = self.prepare(document, options, origin=str(path.resolve()), shown=shown)
         if isinstance(prepared, IngestReport):
+            self._fill_vectors([prepared.source_id], embed_progress)
             return prepared
         return self.commit([prepared], embed_progress)[0]
 
@@ -158,7 +164,13 @@ class IngestService:
                 reports.append(prepared)
             else:
                 pending.append(prepared)
+        self._fill_vectors([r.source_id for r in reports], progress)
         return reports + self.commit(pending, progress)
+
+    def _fill_vectors(self, source_ids: Sequence[str], progress: ProgressCallback | None) -> None:
+        """Embed what these unchanged sources' current chunks lack under the configured model."""
+        if self._reindex is not None and source_ids:
+            self._reindex.fill_sources(source_ids, progress)
 
     def _checked(self, options: IngestOptions, shown: str) -> IngestOptions:
         """The canonical URL through the link policy, before anything is read or written."""

@@ -116,6 +116,27 @@ class ChunkVectors:
 
 
 @dataclass(frozen=True, slots=True)
+class VectorCoverage:
+    """How much of the library one model's vectors cover: dense search sees only that."""
+
+    chunks: int
+    """Current-version chunks of live sources."""
+    missing: int
+    """How many of them have no vector under the model."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnembeddedChunk:
+    """A current chunk without a vector under some model, with what its vector would embed."""
+
+    chunk_id: str
+    title: str
+    """Its source's title as it is now (a title edit changes the embedded text)."""
+    section_path: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class DenseHit:
     chunk_id: str
     score: float
@@ -143,6 +164,27 @@ class VectorIndex(Protocol):
     ) -> dict[str, float]:
         """Cosine similarity of ``vector`` with each of these (already admitted) chunks;
         chunks without a vector are absent."""
+        ...
+
+    def vector_coverage(self, model: str) -> VectorCoverage:
+        """How many current chunks of live sources there are, and how many have no vector
+        under ``model``: dense search cannot find those, so callers can say so."""
+        ...
+
+    def unembedded_chunks(
+        self, model: str, source_id: str | None = None
+    ) -> Sequence[UnembeddedChunk]:
+        """The current chunks of live sources (of ``source_id`` only, when given) that have
+        no vector under ``model``, by source id then reading order."""
+        ...
+
+    def store_vectors(
+        self, model: str, chunk_ids: Sequence[str], keys: Sequence[str], matrix: Vectors
+    ) -> None:
+        """Store row i of ``matrix`` under (``keys[i]``, ``model``), keeping a vector already
+        stored there, and make ``keys[i]`` the embedding key of ``chunk_ids[i]``: one write,
+        seen by the next search. An unknown chunk id or mismatched lengths raise
+        ``ValueError`` and nothing is written."""
         ...
 
 

@@ -21,13 +21,19 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from citadel.app.answer import AnswerRequest
-from citadel.app.errors import AppError, IngestError, InvalidRequest
+from citadel.app.errors import AppError, IngestError, InvalidRequest, LibraryChanged
 from citadel.app.ingest import IngestOptions
 from citadel.bootstrap import Services, build, build_answer_client
 from citadel.config import ConfigError, Settings
 from citadel.domain.model import Actor, Role, SearchMode, SearchRequest
 from citadel.entrypoints import render
 from citadel.entrypoints.grpc_cli import certs_app, serve_grpc
+from citadel.entrypoints.reindex import (
+    missing_vectors_warning,
+    reindex_json,
+    reindex_line,
+    run_reindex,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -184,6 +190,35 @@ def _progress(label: str) -> Iterator[Any]:
 
 
 @app.command()
+def reindex(json_out: JsonFlag = False, home: HomeOption = None) -> None:
+    """Embed the chunks that have no vector for the configured model (after a change of
+    CITADEL_EMBEDDER or of the default model); a stopped run keeps what it stored."""
+    with _services(home) as services:
+        try:
+            report = run_reindex(services.reindex, err)
+        except LibraryChanged as exc:
+            _error(exc)
+            raise typer.Exit(1) from exc
+        except AppError as exc:
+            _error(exc)
+            raise typer.Exit(2) from exc
+        except KeyboardInterrupt:
+            err.print("stopped: the vectors stored so far are kept; run it again to continue")
+            raise typer.Exit(130) from None
+    if json_out:
+        _emit(reindex_json(report))
+    else:
+        print(render.terminal_safe(reindex_line(report)))
+
+
+def _warn_missing_vectors(services: Services) -> None:
+    """One line on stderr when dense search cannot see some chunks; stdout is untouched."""
+    warning = missing_vectors_warning(services.reindex)
+    if warning:
+        err.print(escape(render.terminal_safe(warning)), soft_wrap=True, highlight=False)
+
+
+@app.command()
 def search(
     query: Annotated[str, typer.Argument(help="What to look for (plain text).")],
     limit: Annotated[int, typer.Option(min=1, max=100, help="How many results.")] = 10,
@@ -194,6 +229,7 @@ def search(
     """Search the library; results never depend on a generator."""
     with _services(home) as services:
         actor = _actor(services, as_user)
+        _warn_missing_vectors(services)
         try:
             result = services.search.search(SearchRequest(query=query, limit=limit), actor)
         except AppError as exc:
@@ -225,6 +261,7 @@ def ask(
     """Answer from the library with footnoted, application-proven citations."""
     with _services(home, generator) as services:
         actor = _actor(services, as_user)
+        _warn_missing_vectors(services)
         try:
             result = asyncio.run(
                 services.answer.answer(

@@ -26,7 +26,15 @@ from citadel.adapters.sqlite.rows import (
     section_key,
     source_from_row,
 )
-from citadel.app.ports import ChunkVectors, DenseHit, LexicalHit, StoredPassage, Vectors
+from citadel.app.ports import (
+    ChunkVectors,
+    DenseHit,
+    LexicalHit,
+    StoredPassage,
+    UnembeddedChunk,
+    VectorCoverage,
+    Vectors,
+)
 from citadel.domain.document import Chunk
 from citadel.domain.model import SearchFilters
 from citadel.domain.source import AccessScope, Source, SourceVersion
@@ -64,6 +72,7 @@ class SqliteLibrary:
         self._weights = weights
         self._dense = DenseSearch(self._db, hnsw_min_vectors=hnsw_min_vectors)
         self._facts: tuple[int, str | None, bool] | None = None
+        self._coverage: dict[str, tuple[int, VectorCoverage]] = {}
 
     @property
     def database(self) -> Database:
@@ -522,6 +531,72 @@ class SqliteLibrary:
         self, vector: Vectors, model: str, chunk_ids: Sequence[str]
     ) -> dict[str, float]:
         return self._dense.score(vector, model, chunk_ids)
+
+    def vector_coverage(self, model: str) -> VectorCoverage:
+        # Counted once per generation: every CLI search and /readyz asks, and the
+        # count joins every current chunk with its vector.
+        generation = self._db.generation()
+        cached = self._coverage.get(model)
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        chunks, covered = self._db.reader.execute(
+            "SELECT count(*), count(e.key) FROM chunks c"
+            " JOIN sources s ON s.source_id = c.source_id AND c.version = s.current_version"
+            " LEFT JOIN embeddings e ON e.key = c.embed_key AND e.model = ?"
+            " WHERE s.deleted = 0",
+            (model,),
+        ).fetchone()
+        coverage = VectorCoverage(chunks=int(chunks), missing=int(chunks) - int(covered))
+        if len(self._coverage) > 8:
+            self._coverage.clear()
+        self._coverage[model] = (generation, coverage)
+        return coverage
+
+    def unembedded_chunks(
+        self, model: str, source_id: str | None = None
+    ) -> Sequence[UnembeddedChunk]:
+        # Two statements, not "? IS NULL OR": with that, SQLite scans every chunk even
+        # for one source (the ingest asks once per unchanged file).
+        only = "" if source_id is None else " AND s.source_id = ?"
+        rows = self._db.reader.execute(
+            "SELECT c.chunk_id, s.title, c.section_path, c.text FROM chunks c"
+            " JOIN sources s ON s.source_id = c.source_id AND c.version = s.current_version"
+            f" WHERE s.deleted = 0{only} AND NOT EXISTS"
+            " (SELECT 1 FROM embeddings e WHERE e.key = c.embed_key AND e.model = ?)"
+            " ORDER BY c.source_id, c.ordinal",
+            (model,) if source_id is None else (source_id, model),
+        ).fetchall()
+        return [
+            UnembeddedChunk(
+                chunk_id=row[0],
+                title=row[1],
+                section_path=tuple(json.loads(row[2])),
+                text=row[3],
+            )
+            for row in rows
+        ]
+
+    def store_vectors(
+        self, model: str, chunk_ids: Sequence[str], keys: Sequence[str], matrix: Vectors
+    ) -> None:
+        if matrix.ndim != 2 or not len(chunk_ids) == len(keys) == matrix.shape[0]:
+            raise ValueError("one key and one vector row per chunk id")
+        with self._db.transaction() as conn:
+            # chunk_id is unique, so each update touches one row or none: a shortfall
+            # is an unknown id, and raising here rolls the whole write back.
+            updated = conn.executemany(
+                "UPDATE chunks SET embed_key = ? WHERE chunk_id = ?",
+                zip(keys, chunk_ids, strict=True),
+            ).rowcount
+            if updated != len(chunk_ids):
+                raise ValueError("unknown chunk ids: nothing was stored")
+            conn.executemany(
+                "INSERT OR IGNORE INTO embeddings(key, model, vector) VALUES (?, ?, ?)",
+                (
+                    (key, model, np.asarray(row, dtype="<f4").tobytes())
+                    for key, row in zip(keys, matrix, strict=True)
+                ),
+            )
 
 
 def _metadata(source: Source) -> tuple[object, ...]:

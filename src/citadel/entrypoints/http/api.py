@@ -18,6 +18,7 @@ from citadel.entrypoints import render
 from citadel.entrypoints.http.auth import ApiActor, Librarian, edge
 from citadel.entrypoints.http.schemas import AnswerBody, SearchBody
 from citadel.entrypoints.http.uploads import MULTIPART_SCHEMA, receive_upload
+from citadel.entrypoints.reindex import coverage_json
 
 router = APIRouter(prefix="/v1", tags=["v1"])
 ops = APIRouter(tags=["operations"])
@@ -85,10 +86,14 @@ def healthz() -> dict[str, str]:
 
 @ops.get("/readyz", responses={503: {"description": "The store cannot be reached"}})
 async def readyz(request: Request) -> JSONResponse:
-    """Ready when the store answers a read; the generator's circuit state is reported too.
+    """Ready when the store answers a read; the generator's circuit state is reported too,
+    and how many chunks lack a vector for the configured embedding model.
 
-    An open circuit does not make the instance unready: search, and answers
-    degraded to search, still work without the generator.
+    Neither an open circuit nor missing vectors make the instance unready: search,
+    and answers degraded to search, still work without the generator, and chunks
+    without a vector are still found lexically (``citadel reindex`` fills them in).
+    The count reads every current chunk once per change to the library; when it
+    takes too long the counts are null, and the count carries on to serve the next probe.
     """
     services = edge(request).services
     local = edge(request).answering is services.answer
@@ -100,7 +105,15 @@ async def readyz(request: Request) -> JSONResponse:
             {"status": "unavailable", "store": "unreachable", "generator": generator},
             status_code=503,
         )
-    return JSONResponse({"status": "ready", "store": "ok", "generator": generator})
+    model = services.reindex.model
+    try:
+        coverage = await asyncio.wait_for(run_in_threadpool(services.reindex.coverage), 2.0)
+        vectors = coverage_json(model, coverage)
+    except Exception:
+        vectors = None if model is None else {"model": model, "chunks": None, "missing": None}
+    return JSONResponse(
+        {"status": "ready", "store": "ok", "generator": generator, "vectors": vectors}
+    )
 
 
 @ops.get("/metrics", response_class=PlainTextResponse)

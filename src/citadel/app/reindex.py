@@ -1,0 +1,156 @@
+"""Reindex use case: give every current chunk a vector under the configured embedder.
+
+Vectors are stored per (embedded text hash, model name), and dense search reads
+only the configured model's. A library built under another model (another
+``CITADEL_EMBEDDER``, or a model whose name changed with its arithmetic) has
+no vectors under this one, so dense search finds nothing there; re-ingesting
+the unchanged files is a no-op and cannot help. This use case embeds exactly
+the chunks that lack a vector, reuses a vector already stored for the same
+text, and stores each batch as it completes: an interrupted run keeps what it
+did, and a rerun carries on from there.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from citadel.app.errors import InvalidRequest, LibraryChanged
+from citadel.app.ports import (
+    Embedder,
+    ProgressCallback,
+    UnembeddedChunk,
+    VectorCoverage,
+    VectorIndex,
+)
+from citadel.domain.chunking import embedding_key, embedding_text
+
+# Chunks per batch: what the ingest embeds at a time, and what a run loses at most
+# when it is interrupted.
+DEFAULT_BATCH = 256
+
+
+@dataclass(frozen=True, slots=True)
+class ReindexReport:
+    model: str
+    chunks: int
+    """Current chunks of live sources."""
+    had_vectors: int
+    """Chunks that already had a vector under ``model``; nothing was done for them."""
+    embedded: int
+    """Texts the embedder ran on."""
+    reused: int
+    """Chunks that got a vector without the embedder: one was stored for the same text
+    (under another chunk, or earlier in this run)."""
+    seconds: float
+
+
+class ReindexService:
+    """Fills in the configured model's missing vectors, for the whole library or a few sources."""
+
+    def __init__(
+        self, vectors: VectorIndex, embedder: Embedder | None, *, batch_size: int = DEFAULT_BATCH
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self._vectors = vectors
+        self._embedder = embedder
+        self._batch_size = batch_size
+
+    def coverage(self) -> VectorCoverage | None:
+        """How many current chunks the configured model's vectors cover; None when no
+        embedder is configured (search is lexical only, and nothing is missing)."""
+        if self._embedder is None:
+            return None
+        return self._vectors.vector_coverage(self._embedder.name)
+
+    @property
+    def model(self) -> str | None:
+        """The configured embedder's name, the model vectors are stored under."""
+        return self._embedder.name if self._embedder is not None else None
+
+    def reindex(self, progress: ProgressCallback | None = None) -> ReindexReport:
+        """Embed every current chunk that has no vector under the configured model.
+
+        ``progress`` gets (chunks done, chunks missing) after each stored batch.
+        ``InvalidRequest`` when no embedder is configured; ``LibraryChanged`` when a
+        chunk went away meanwhile (the batches stored before it are kept).
+        """
+        embedder = self._embedder
+        if embedder is None:
+            raise InvalidRequest(
+                "no embedder is configured (CITADEL_EMBEDDER=none), so there are no vectors"
+                " to build; set CITADEL_EMBEDDER=minilm to use dense search"
+            )
+        started = time.perf_counter()
+        chunks = self._vectors.vector_coverage(embedder.name).chunks
+        pending = self._vectors.unembedded_chunks(embedder.name)
+        embedded, reused = self._store(embedder, pending, progress)
+        return ReindexReport(
+            model=embedder.name,
+            chunks=chunks,
+            had_vectors=max(chunks - len(pending), 0),
+            embedded=embedded,
+            reused=reused,
+            seconds=time.perf_counter() - started,
+        )
+
+    def fill_sources(
+        self, source_ids: Sequence[str], progress: ProgressCallback | None = None
+    ) -> int:
+        """Embed the current chunks of these sources that have no vector under the
+        configured model (none when no embedder is configured); return how many.
+
+        Best effort: when the library changes meanwhile, what was stored stays and
+        the rest is left to the next ingest or ``reindex``.
+        """
+        embedder = self._embedder
+        if embedder is None:
+            return 0
+        pending = [
+            chunk
+            for source_id in dict.fromkeys(source_ids)
+            for chunk in self._vectors.unembedded_chunks(embedder.name, source_id)
+        ]
+        try:
+            embedded, reused = self._store(embedder, pending, progress)
+        except LibraryChanged as exc:
+            return exc.stored
+        return embedded + reused
+
+    def _store(
+        self,
+        embedder: Embedder,
+        pending: Sequence[UnembeddedChunk],
+        progress: ProgressCallback | None,
+    ) -> tuple[int, int]:
+        """Embed and store ``pending`` batch by batch; (texts embedded, chunks reused)."""
+        model = embedder.name
+        embedded = reused = 0
+        for start in range(0, len(pending), self._batch_size):
+            batch = pending[start : start + self._batch_size]
+            # The key follows the source's title now, so a title edited since
+            # ingestion gets the vector of the text search now embeds.
+            texts = [embedding_text(c.title, c.section_path, c.text) for c in batch]
+            keys = [embedding_key(text) for text in texts]
+            known = self._vectors.cached_vectors(keys, model)
+            fresh = {key: text for key, text in zip(keys, texts, strict=True) if key not in known}
+            if fresh:
+                known.update(zip(fresh, embedder.embed(list(fresh.values())), strict=True))
+            matrix = np.stack([known[key] for key in keys]).astype(np.float32, copy=False)
+            try:
+                self._vectors.store_vectors(model, [c.chunk_id for c in batch], keys, matrix)
+            except ValueError as exc:  # a chunk is gone: deleted or pruned since the listing
+                raise LibraryChanged(
+                    f"the library changed during the reindex ({exc}); the {start:,} vectors"
+                    " stored before are kept: run it again to continue",
+                    stored=start,
+                ) from exc
+            embedded += len(fresh)
+            reused += len(batch) - len(fresh)
+            if progress:
+                progress(start + len(batch), len(pending))
+        return embedded, reused

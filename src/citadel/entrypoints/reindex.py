@@ -1,0 +1,74 @@
+"""``citadel reindex`` and the missing-vector warning: how both are run and shown.
+
+Vectors belong to one embedding model; after ``CITADEL_EMBEDDER`` changes, or
+the default model's name does, dense search skips every chunk embedded under
+the old one until ``citadel reindex`` fills them in. Search still answers
+(lexically) meanwhile, so the CLI warns on stderr and ``/readyz`` reports the
+coverage rather than failing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from citadel.app.ports import VectorCoverage
+from citadel.app.reindex import ReindexReport, ReindexService
+
+
+def run_reindex(service: ReindexService, console: Console) -> ReindexReport:
+    """Reindex with a progress bar (chunks) on ``console``."""
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    task = progress.add_task("embedding", total=None)
+
+    def tick(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total)
+
+    with progress:
+        return service.reindex(tick)
+
+
+def reindex_json(report: ReindexReport) -> dict[str, Any]:
+    return {
+        "model": report.model,
+        "chunks": report.chunks,
+        "had_vectors": report.had_vectors,
+        "embedded": report.embedded,
+        "reused": report.reused,
+        "seconds": round(report.seconds, 3),
+    }
+
+
+def reindex_line(report: ReindexReport) -> str:
+    return (
+        f"{report.model}: {report.chunks:,} chunks; {report.embedded:,} embedded,"
+        f" {report.reused:,} reused from stored vectors,"
+        f" {report.had_vectors:,} already had one ({report.seconds:.1f} s)"
+    )
+
+
+def coverage_json(model: str | None, coverage: VectorCoverage | None) -> dict[str, Any] | None:
+    """The configured model's coverage for ``/readyz``; None when search is lexical only."""
+    if model is None or coverage is None:
+        return None
+    return {"model": model, "chunks": coverage.chunks, "missing": coverage.missing}
+
+
+def missing_vectors_warning(service: ReindexService) -> str | None:
+    """One line saying how many chunks dense search skips, or None when it skips none."""
+    coverage, model = service.coverage(), service.model
+    if coverage is None or model is None or coverage.missing == 0:
+        return None
+    return (
+        f"warning: {coverage.missing:,} of {coverage.chunks:,} chunks have no vector for"
+        f" {model}; dense search skips them (run: citadel reindex)"
+    )
