@@ -18,11 +18,19 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from citadel.app.answer import AnswerRequest
 from citadel.app.errors import AppError, IngestError, InvalidRequest, LibraryChanged
 from citadel.app.ingest import IngestOptions
+from citadel.app.ports import ProgressCallback
 from citadel.bootstrap import Services, build, build_answer_client
 from citadel.config import ConfigError, Settings
 from citadel.domain.model import Actor, Role, SearchMode, SearchRequest
@@ -143,8 +151,8 @@ def ingest(
         )
         for path in paths:
             try:
-                with _progress(path.name) as tick:
-                    report = services.ingest.ingest(path, options, tick)
+                with _progress(path.name) as (parsed, embedded):
+                    report = services.ingest.ingest(path, options, parsed, embedded)
             except IngestError as exc:
                 failed += 1
                 err.print(f"[red]failed[/red] {render.terminal_safe(str(exc))}")
@@ -171,7 +179,10 @@ def ingest(
 
 
 @contextmanager
-def _progress(label: str) -> Iterator[Any]:
+def _progress(label: str) -> Iterator[tuple[ProgressCallback, ProgressCallback]]:
+    """Two bars on stderr: the file's pages as they are parsed, then its chunks as
+    they are embedded (the long part of a large book); the second appears when
+    embedding starts, and both vanish when the file is done."""
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -180,13 +191,20 @@ def _progress(label: str) -> Iterator[Any]:
         console=err,
         transient=True,
     )
-    task = progress.add_task(render.terminal_safe(label)[:40], total=None)
+    name = render.terminal_safe(label)[:40]
+    parsing = progress.add_task(f"{name}: parsing", total=None)
+    embedding: list[TaskID] = []
 
-    def tick(done: int, total: int) -> None:
-        progress.update(task, completed=done, total=total)
+    def parsed(done: int, total: int) -> None:
+        progress.update(parsing, completed=done, total=total)
+
+    def embedded(done: int, total: int) -> None:
+        if not embedding:
+            embedding.append(progress.add_task(f"{name}: embedding chunks", total=total))
+        progress.update(embedding[0], completed=done, total=total)
 
     with progress:
-        yield tick
+        yield parsed, embedded
 
 
 @app.command()
