@@ -2,6 +2,10 @@
 
 Sizes are counted in estimated word pieces, because the embedding model reads
 at most 256 of them; overlap repeats trailing sentences, only inside a section.
+A chunk that would hold only a few letterless characters (a chapter number on
+its own page, a stray section number) is not made: nobody can cite it, and
+its embedded text would be the title and headings alone, which ranked such
+scraps near the top of dense search for questions about their chapter.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import dataclass
 from citadel.domain.document import Block, Chunk
 from citadel.domain.text import split_sentences
 
-CHUNKER_VERSION = "sections-sentences/2"
+CHUNKER_VERSION = "sections-sentences/3"
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _BLOCK_SEPARATOR = "\n\n"
@@ -98,6 +102,8 @@ def chunk_blocks(
         for group in _pack(pieces, policy):
             start, end = group[0].start, group[-1].end
             text = canon.text[start:end]
+            if _scrap(text, policy):
+                continue
             first, last = blocks[group[0].block], blocks[group[-1].block]
             sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
             ordinal = len(chunks)
@@ -123,6 +129,11 @@ def chunk_blocks(
                 )
             )
     return canon, tuple(chunks)
+
+
+def _scrap(text: str, policy: ChunkingPolicy) -> bool:
+    """Shorter than a chunk may be and without a single letter: "6", "6.3.2", "—"."""
+    return estimate_tokens(text) < policy.min_tokens and not any(c.isalpha() for c in text)
 
 
 def _sections(blocks: Sequence[Block]) -> list[list[int]]:
