@@ -104,17 +104,21 @@ def build(
     generator: AnswerGenerator | None = None,
     embedder: Embedder | None = None,
     retrieval: Retrieval | None = None,
+    serving: bool = False,
 ) -> Services:
     """Wire the services for ``settings``; tests pass fakes as keyword overrides.
 
     ``retrieval`` is what answers search with instead of the local index (split
     mode: a ``GrpcRetrievalClient``); the services close it with themselves.
+    ``serving``: a long-running server, which builds a missing HNSW index in the
+    background (searching exactly meanwhile) rather than in its first search.
     """
     library = SqliteLibrary(
         settings.db_path,
         weights=settings.bm25_weights,
         max_term_share=settings.max_term_share,
         hnsw_min_vectors=settings.hnsw_min_vectors,
+        hnsw_background=serving,
     )
     clock = SystemClock()
     chosen_embedder = embedder or _embedder(settings)

@@ -12,9 +12,11 @@ import json
 import logging
 import shutil
 import sqlite3
+import threading
 from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -344,3 +346,69 @@ def test_an_index_that_disagrees_with_its_rows_is_rebuilt(tmp_path: Path) -> Non
     found = index.query(vectors[150], 1, None, 2)
     assert found is not None
     assert found.tolist() == [151]
+
+
+@pytest.fixture
+def gated_build(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Index builds wait for this event: a test decides when a build finishes."""
+    gate = threading.Event()
+    original = HnswIndex._built
+
+    def held(self: HnswIndex, *args: Any) -> Any:
+        assert gate.wait(30), "the test never released the build"
+        return original(self, *args)
+
+    monkeypatch.setattr(HnswIndex, "_built", held)
+    return gate
+
+
+def building(index: HnswIndex) -> bool:
+    return index.building
+
+
+def index_of(library: SqliteLibrary) -> HnswIndex:
+    index: HnswIndex = library._dense._hnsw
+    return index
+
+
+def test_a_background_build_keeps_searches_exact_until_it_is_ready(
+    shelf: Shelf, graph_calls: list[bool], gated_build: threading.Event
+) -> None:
+    served = SqliteLibrary(shelf.path, hnsw_min_vectors=THRESHOLD, hnsw_background=True)
+    exact = SqliteLibrary(shelf.path, hnsw_min_vectors=0)
+    q = queries(1)[0]
+    # The first search starts the build and does not wait for it.
+    assert search(served, q) == search(exact, q)
+    assert building(index_of(served))
+    assert graph_calls == [False]
+    # The library changes during the build; searches stay exact and see the change.
+    new = put(served, shelf, source(5), 2, unit(np.random.default_rng(31), PER_SOURCE))
+    assert search(served, shelf.vectors[new[0]]) == search(exact, shelf.vectors[new[0]])
+    assert search(served, shelf.vectors[new[0]])[0].chunk_id == new[0]
+    assert not any(graph_calls)
+    assert not shelf.path.with_name("library.db.hnsw").exists()
+
+    gated_build.set()
+    assert index_of(served).wait_built(30)
+    # Built at the older generation, then caught up by difference at the next search.
+    for chunk in new[:10]:
+        assert search(served, shelf.vectors[chunk])[0].chunk_id == chunk
+    assert graph_calls[-10:] == [True] * 10
+    assert shelf.path.with_name("library.db.hnsw").exists()
+    served.close()
+    exact.close()
+
+
+def test_closing_during_a_background_build_installs_and_saves_nothing(
+    shelf: Shelf, gated_build: threading.Event
+) -> None:
+    served = SqliteLibrary(shelf.path, hnsw_min_vectors=THRESHOLD, hnsw_background=True)
+    search(served, queries(1)[0])
+    index = index_of(served)
+    assert building(index)
+    served.close()
+    gated_build.set()
+    assert index.wait_built(30)
+    assert not building(index)
+    assert not shelf.path.with_name("library.db.hnsw").exists()
+    assert not shelf.path.with_name("library.db.hnsw.json").exists()

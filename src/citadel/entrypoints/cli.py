@@ -67,10 +67,12 @@ AsOption = Annotated[
 
 
 @contextmanager
-def _services(home: Path | None, generator: str | None = None) -> Iterator[Services]:
+def _services(
+    home: Path | None, generator: str | None = None, *, serving: bool = False
+) -> Iterator[Services]:
     try:
         settings = Settings.from_env(os.environ).with_overrides(home=home, generator=generator)
-        services = build(settings)
+        services = build(settings, serving=serving)
     except (ConfigError, AppError) as exc:
         err.print(f"[red]configuration error:[/red] {render.terminal_safe(str(exc))}")
         raise typer.Exit(2) from exc
@@ -663,7 +665,7 @@ def serve(
     if answer_grpc and certs is None:
         err.print("[red]error:[/red] --answer-grpc needs --certs DIR")
         raise typer.Exit(2)
-    with _services(home) as services:
+    with _services(home, serving=True) as services:
         answering = None
         if answer_grpc and certs is not None:
             try:

@@ -121,7 +121,7 @@ def serve_grpc(
         remote = (
             build_retrieval_client(settings, retrieval_target, certs) if retrieval_target else None
         )
-        services = build(settings, retrieval=remote)
+        services = build(settings, retrieval=remote, serving=True)
     except (ConfigError, AppError) as exc:
         err.print(f"[red]configuration error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from exc

@@ -66,12 +66,15 @@ class DenseSearch:
         hnsw_min_vectors: int = 0,
         hnsw: HnswIndex | None = None,
         exact_share: float = DEFAULT_EXACT_SHARE,
+        hnsw_background: bool = False,
     ) -> None:
         self._db = db
         self._lock = threading.Lock()
         self._matrix: _Matrix | None = None
         self._hnsw_min = hnsw_min_vectors
-        self._hnsw = hnsw or HnswIndex(db.path.with_name(db.path.name + ".hnsw"))
+        self._hnsw = hnsw or HnswIndex(
+            db.path.with_name(db.path.name + ".hnsw"), background=hnsw_background
+        )
         self._exact_share = exact_share
 
     def _approximate(self, matrix: _Matrix) -> bool:
@@ -209,7 +212,8 @@ class DenseSearch:
     def _current(self, model: str) -> _Matrix:
         generation = self._db.generation()
         matrix = self._matrix
-        if matrix is not None and matrix.generation == generation and matrix.model == model:
+        current = matrix is not None and matrix.generation == generation and matrix.model == model
+        if current and matrix is not None and not self._hnsw_behind(matrix):
             return matrix
         with self._lock:
             matrix = self._matrix
@@ -218,7 +222,13 @@ class DenseSearch:
                 if self._approximate(matrix):
                     self._hnsw.sync(model, generation, matrix.rowids, matrix.prints, matrix.vectors)
                 self._matrix = matrix
+            elif self._hnsw_behind(matrix):
+                # A background build finished at an older generation: apply the rest.
+                self._hnsw.sync(model, generation, matrix.rowids, matrix.prints, matrix.vectors)
         return matrix
+
+    def _hnsw_behind(self, matrix: _Matrix) -> bool:
+        return self._approximate(matrix) and self._hnsw.behind(matrix.generation)
 
     def _load(self, model: str, generation: int) -> _Matrix:
         conn = self._db.reader

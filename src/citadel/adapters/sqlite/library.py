@@ -63,14 +63,19 @@ class SqliteLibrary:
         weights: tuple[float, float, float] = DEFAULT_WEIGHTS,
         max_term_share: float = 1.0,
         hnsw_min_vectors: int = DEFAULT_MIN_VECTORS,
+        hnsw_background: bool = False,
     ):
+        """``hnsw_background``: build a missing HNSW index in a thread, searching
+        exactly meanwhile (for long-running servers; see ``hnsw.py``)."""
         self._db = Database(path)
         self._max_term_share = max_term_share
         self._df: dict[str, int] = {}
         self._df_generation = -1
         self._rows = 0
         self._weights = weights
-        self._dense = DenseSearch(self._db, hnsw_min_vectors=hnsw_min_vectors)
+        self._dense = DenseSearch(
+            self._db, hnsw_min_vectors=hnsw_min_vectors, hnsw_background=hnsw_background
+        )
         self._facts: tuple[int, str | None, bool] | None = None
         self._coverage: dict[str, tuple[int, VectorCoverage]] = {}
 
