@@ -7,16 +7,13 @@ Exit codes: 0 success, 1 some inputs failed, 2 bad usage or configuration.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -28,13 +25,26 @@ from rich.progress import (
 )
 
 from citadel.app.answer import AnswerRequest
-from citadel.app.errors import AppError, IngestError, InvalidRequest, LibraryChanged
+from citadel.app.errors import AppError, IngestError, LibraryChanged
 from citadel.app.ingest import IngestOptions
 from citadel.app.ports import ProgressCallback
-from citadel.bootstrap import Services, build, build_answer_client
+from citadel.bootstrap import Services, build_answer_client
 from citadel.config import ConfigError, Settings
-from citadel.domain.model import Actor, Role, SearchMode, SearchRequest
+from citadel.domain.model import Actor, SearchMode, SearchRequest
 from citadel.entrypoints import render
+from citadel.entrypoints.cli_admin import audit_app, sources_app, users_app
+from citadel.entrypoints.cli_support import (
+    AsOption,
+    HomeOption,
+    JsonFlag,
+    actor_for,
+    emit,
+    err,
+    library_call,
+    open_services,
+    parse_groups,
+    print_error,
+)
 from citadel.entrypoints.grpc_cli import certs_app, serve_grpc
 from citadel.entrypoints.reindex import (
     missing_vectors_warning,
@@ -48,70 +58,6 @@ app = typer.Typer(
     no_args_is_help=True,
     help="citadel: answers over technical books with citations the application proves.",
 )
-err = Console(stderr=True)
-
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
-HomeOption = Annotated[
-    Path | None,
-    typer.Option("--home", help="Data directory (default: $CITADEL_HOME or ./.citadel)."),
-]
-AsOption = Annotated[
-    str | None,
-    typer.Option(
-        "--as",
-        metavar="USER",
-        help="Act as this user: its tenant, role and groups"
-        " (default: the local administrator of $CITADEL_TENANT).",
-    ),
-]
-
-
-@contextmanager
-def _services(
-    home: Path | None, generator: str | None = None, *, serving: bool = False
-) -> Iterator[Services]:
-    try:
-        settings = Settings.from_env(os.environ).with_overrides(home=home, generator=generator)
-        services = build(settings, serving=serving)
-    except (ConfigError, AppError) as exc:
-        err.print(f"[red]configuration error:[/red] {render.terminal_safe(str(exc))}")
-        raise typer.Exit(2) from exc
-    try:
-        yield services
-    finally:
-        services.close()
-
-
-def _local_actor(settings: Settings) -> Actor:
-    # Whoever can run the CLI can open the database: without --as it is the administrator.
-    return Actor(user_id="local", tenant=settings.tenant, role=Role.ADMIN)
-
-
-def _actor(services: Services, as_user: str | None) -> Actor:
-    """The actor for a command: the user named by ``--as``, else the local administrator.
-
-    An unknown or disabled user is a usage error (exit 2); nothing runs for it.
-    """
-    if as_user is None:
-        return _local_actor(services.settings)
-    try:
-        return services.users.actor(as_user)
-    except AppError as exc:
-        _error(exc)
-        raise typer.Exit(2) from exc
-
-
-def _error(exc: Exception) -> None:
-    err.print(f"[red]error:[/red] {escape(render.terminal_safe(str(exc)))}")
-
-
-def _emit(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
-
-
-def _groups(text: str | None) -> frozenset[str]:
-    """A comma-separated group list; blanks around and between the commas are dropped."""
-    return frozenset(g.strip() for g in (text or "").split(",") if g.strip())
 
 
 @app.command()
@@ -140,12 +86,12 @@ def ingest(
         err.print("[red]error:[/red] --source-id names one source; give one path with it")
         raise typer.Exit(2)
     failed = 0
-    with _services(home) as services:
+    with open_services(home) as services:
         options = IngestOptions(
             tenant=tenant or services.settings.tenant,
             source_id=source_id,
             url=url,
-            acl_groups=_groups(acl),
+            acl_groups=parse_groups(acl),
             title=title,
             authors=tuple(author) if author else None,
             year=year,
@@ -159,7 +105,7 @@ def ingest(
                 failed += 1
                 err.print(f"[red]failed[/red] {render.terminal_safe(str(exc))}")
                 if json_out:
-                    _emit(
+                    emit(
                         {
                             "path": str(path),
                             "status": "failed",
@@ -169,7 +115,7 @@ def ingest(
                     )
                 continue
             if json_out:
-                _emit(render.ingest_json(report))
+                emit(render.ingest_json(report))
             else:
                 err.print(
                     f"[green]{report.status}[/green] {render.terminal_safe(report.title)}"
@@ -211,22 +157,24 @@ def _progress(label: str) -> Iterator[tuple[ProgressCallback, ProgressCallback]]
 
 @app.command()
 def reindex(json_out: JsonFlag = False, home: HomeOption = None) -> None:
-    """Embed the chunks that have no vector for the configured model (after a change of
-    CITADEL_EMBEDDER or of the default model); a stopped run keeps what it stored."""
-    with _services(home) as services:
+    """Embed the chunks that lack a vector for the configured model; a stopped run keeps its work.
+
+    Run it after changing CITADEL_EMBEDDER, or after an upgrade renames the default model.
+    """
+    with open_services(home) as services:
         try:
             report = run_reindex(services.reindex, err)
         except LibraryChanged as exc:
-            _error(exc)
+            print_error(exc)
             raise typer.Exit(1) from exc
         except AppError as exc:
-            _error(exc)
+            print_error(exc)
             raise typer.Exit(2) from exc
         except KeyboardInterrupt:
             err.print("stopped: the vectors stored so far are kept; run it again to continue")
             raise typer.Exit(130) from None
     if json_out:
-        _emit(reindex_json(report))
+        emit(reindex_json(report))
     else:
         print(render.terminal_safe(reindex_line(report)))
 
@@ -247,8 +195,8 @@ def search(
     as_user: AsOption = None,
 ) -> None:
     """Search the library; results never depend on a generator."""
-    with _services(home) as services:
-        actor = _actor(services, as_user)
+    with open_services(home) as services:
+        actor = actor_for(services, as_user)
         _warn_missing_vectors(services)
         try:
             result = services.search.search(SearchRequest(query=query, limit=limit), actor)
@@ -256,7 +204,7 @@ def search(
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from exc
     if json_out:
-        _emit(render.search_json(result))
+        emit(render.search_json(result))
     elif not result.results:
         print("No results.")
     else:
@@ -279,8 +227,8 @@ def ask(
     as_user: AsOption = None,
 ) -> None:
     """Answer from the library with footnoted, application-proven citations."""
-    with _services(home, generator) as services:
-        actor = _actor(services, as_user)
+    with open_services(home, generator) as services:
+        actor = actor_for(services, as_user)
         _warn_missing_vectors(services)
         try:
             result = asyncio.run(
@@ -295,7 +243,7 @@ def ask(
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from exc
     if json_out:
-        _emit(render.answer_json(result))
+        emit(render.answer_json(result))
     else:
         print(render.terminal_safe(render.answer_text(result)))
 
@@ -303,208 +251,8 @@ def ask(
 app.command("serve-grpc")(serve_grpc)
 app.add_typer(certs_app, name="certs")
 
-sources_app = typer.Typer(no_args_is_help=True, help="Inspect and manage the source registry.")
 app.add_typer(sources_app, name="sources")
-
-
-def _library_call(home: Path | None, call: Any, as_user: str | None = None) -> Any:
-    with _services(home) as services:
-        actor = _actor(services, as_user)
-        try:
-            return call(services, actor)
-        except AppError as exc:
-            _error(exc)
-            raise typer.Exit(1) from exc
-
-
-@sources_app.command("list")
-def sources_list(
-    json_out: JsonFlag = False, home: HomeOption = None, as_user: AsOption = None
-) -> None:
-    """Live sources (that the actor may read), by title."""
-    found = _library_call(home, lambda s, actor: s.library.list(actor), as_user)
-    if json_out:
-        for source in found:
-            _emit(render.source_json(source))
-        return
-    if not found:
-        print("The library is empty.")
-    for source in found:
-        print(render.terminal_safe(render.source_line(source)))
-
-
-@sources_app.command("show")
-def sources_show(
-    source_id: Annotated[str, typer.Argument(help="The source to show.")],
-    json_out: JsonFlag = False,
-    home: HomeOption = None,
-    as_user: AsOption = None,
-) -> None:
-    """A source's metadata and versions."""
-    details = _library_call(home, lambda s, actor: s.library.show(source_id, actor), as_user)
-    if json_out:
-        _emit(render.source_details_json(details))
-    else:
-        print(render.terminal_safe(render.source_details_text(details)))
-
-
-@sources_app.command("chunks")
-def sources_chunks(
-    source_id: Annotated[str, typer.Argument(help="The source whose chunks to print.")],
-    version: Annotated[int | None, typer.Option(min=1, help="Version (default: current).")] = None,
-    json_out: JsonFlag = False,
-    home: HomeOption = None,
-    as_user: AsOption = None,
-) -> None:
-    """A version's chunks in reading order (``--json``: one object per line)."""
-    chunks = _library_call(
-        home, lambda s, actor: s.library.chunks(source_id, actor, version), as_user
-    )
-    for chunk in chunks:
-        if json_out:
-            _emit(render.chunk_json(chunk))
-        else:
-            where = " > ".join(chunk.section_path) or "(no section)"
-            pages = chunk.page_label_start or chunk.location or ""
-            print(render.terminal_safe(f"#{chunk.ordinal} {where} [{pages}] {chunk.text[:100]!r}"))
-
-
-@sources_app.command("move")
-def sources_move(
-    source_id: Annotated[str, typer.Argument(help="The source that moved.")],
-    new_path: Annotated[Path, typer.Argument(help="Its new location.")],
-    json_out: JsonFlag = False,
-    home: HomeOption = None,
-    as_user: AsOption = None,
-) -> None:
-    """Record a new location; the source id, versions and citations stay the same."""
-    moved = _library_call(
-        home, lambda s, actor: s.library.move(source_id, str(new_path.resolve()), actor), as_user
-    )
-    if json_out:
-        _emit(render.source_json(moved))
-    else:
-        err.print(f"moved {source_id} to {render.terminal_safe(moved.origin)}")
-
-
-@sources_app.command("delete")
-def sources_delete(
-    source_id: Annotated[str, typer.Argument(help="The source to delete.")],
-    json_out: JsonFlag = False,
-    home: HomeOption = None,
-    as_user: AsOption = None,
-) -> None:
-    """Delete a source's text; a tombstone stays so old citations say "deleted"."""
-    _library_call(home, lambda s, actor: s.library.delete(source_id, actor), as_user)
-    if json_out:
-        _emit({"source_id": source_id, "status": "deleted"})
-    else:
-        err.print(f"deleted {source_id} (tombstone kept)")
-
-
-@sources_app.command("acl")
-def sources_acl(
-    source_id: Annotated[str, typer.Argument(help="The source whose readers to change.")],
-    groups: Annotated[
-        str,
-        typer.Option(
-            "--set",
-            metavar="GROUP,...",
-            help='The groups that may read it, replacing the old ones; "" opens it to the tenant.',
-        ),
-    ],
-    json_out: JsonFlag = False,
-    home: HomeOption = None,
-    as_user: AsOption = None,
-) -> None:
-    """Replace the groups that may read a source (librarians and admins only)."""
-    changed = _library_call(
-        home, lambda s, actor: s.library.set_acl(source_id, _groups(groups), actor), as_user
-    )
-    if json_out:
-        _emit(render.source_json(changed))
-    else:
-        readers = ",".join(sorted(changed.acl_groups)) or "everyone in the tenant"
-        err.print(escape(render.terminal_safe(f"{source_id} is readable by {readers}")))
-
-
-users_app = typer.Typer(no_args_is_help=True, help="Register and disable users (API tokens).")
 app.add_typer(users_app, name="users")
-
-
-def _users_call(home: Path | None, call: Any) -> Any:
-    """Run a user-management call; a bad name is a usage error (2), any other refusal 1."""
-    with _services(home) as services:
-        try:
-            return call(services)
-        except AppError as exc:
-            _error(exc)
-            raise typer.Exit(2 if isinstance(exc, InvalidRequest) else 1) from exc
-
-
-@users_app.command("add")
-def users_add(
-    name: Annotated[str, typer.Argument(help="The user's name (unique across tenants).")],
-    role: Annotated[Role, typer.Option(help="What the user may do.")] = Role.READER,
-    tenant: Annotated[
-        str | None, typer.Option(help="The user's tenant (default: $CITADEL_TENANT).")
-    ] = None,
-    groups: Annotated[
-        str | None,
-        typer.Option(metavar="GROUP,...", help="Comma-separated groups the user belongs to."),
-    ] = None,
-    json_out: JsonFlag = False,
-    home: HomeOption = None,
-) -> None:
-    """Register a user and print its API token — the only time it is shown."""
-    user, token = _users_call(
-        home,
-        lambda s: s.users.add(name, role, tenant or s.settings.tenant, _groups(groups)),
-    )
-    if json_out:
-        _emit({"name": user.name, "token": token})
-    else:
-        print(token)
-    err.print(
-        escape(
-            f"added {user.name} ({user.role.value} of {user.tenant});"
-            " its API token is shown only this once: store it now"
-        )
-    )
-
-
-@users_app.command("disable")
-def users_disable(
-    name: Annotated[str, typer.Argument(help="The user to disable.")],
-    json_out: JsonFlag = False,
-    home: HomeOption = None,
-) -> None:
-    """Disable a user: its token and --as stop working at once."""
-    user = _users_call(home, lambda s: s.users.disable(name))
-    if json_out:
-        _emit(render.user_json(user))
-    else:
-        err.print(escape(f"disabled {user.name}"))
-
-
-@users_app.command("list")
-def users_list(
-    tenant: Annotated[
-        str | None, typer.Option(help="Only this tenant's users (default: all).")
-    ] = None,
-    json_out: JsonFlag = False,
-    home: HomeOption = None,
-) -> None:
-    """Users by name (``--json``: one object per line); tokens are never shown."""
-    found = _users_call(home, lambda s: s.users.list(tenant))
-    if json_out:
-        for user in found:
-            _emit(render.user_json(user))
-        return
-    if not found:
-        print("No users.")
-    for user in found:
-        print(render.user_line(user))
 
 
 @app.command()
@@ -521,74 +269,14 @@ def citation(
         target = services.audit.target(answer_id, ref, actor)
         return services.resolver.resolve([target], actor)[0]
 
-    link = _library_call(home, resolve, as_user)
+    link = library_call(home, resolve, as_user)
     if json_out:
-        _emit({"answer_id": answer_id, "ref": ref, "link": render.link_json(link)})
+        emit({"answer_id": answer_id, "ref": ref, "link": render.link_json(link)})
     else:
         print(render.terminal_safe(f"{ref}: {link.state.value} {link.href or ''}".rstrip()))
 
 
-audit_app = typer.Typer(no_args_is_help=True, help="Read and check the answers' audit log.")
 app.add_typer(audit_app, name="audit")
-
-
-@audit_app.command("show")
-def audit_show(
-    answer_id: Annotated[str, typer.Argument(help="The answer_id of `ask --json`.")],
-    json_out: JsonFlag = False,
-    home: HomeOption = None,
-    as_user: AsOption = None,
-) -> None:
-    """Print one answer's record: actor, manifest, model and prompt, verdict, citations."""
-    record = _library_call(home, lambda s, actor: s.audit.show(answer_id, actor), as_user)
-    if json_out:
-        _emit(json.loads(record.to_json()))
-    else:
-        print(render.terminal_safe(render.audit_text(record)))
-
-
-@audit_app.command("verify")
-def audit_verify(json_out: JsonFlag = False, home: HomeOption = None) -> None:
-    """Check every record's hash and link; exit 1 if anything was edited or removed."""
-    report = _library_call(home, lambda s, _: s.audit.verify())
-    if json_out:
-        _emit({"records": report.records, "intact": report.intact, "problems": report.problems})
-    elif report.intact:
-        print(f"audit log intact: {report.records} records")
-    else:
-        print(f"audit log NOT intact ({report.records} records):")
-        for problem in report.problems:
-            print(f"  - {problem}")
-    if not report.intact:
-        raise typer.Exit(1)
-
-
-@audit_app.command("replay")
-def audit_replay(
-    answer_id: Annotated[str, typer.Argument(help="The answer_id of `ask --json`.")],
-    json_out: JsonFlag = False,
-    home: HomeOption = None,
-    as_user: AsOption = None,
-) -> None:
-    """Re-validate the recorded output against the recorded manifest; exit 1 if it differs."""
-    report = _library_call(home, lambda s, actor: s.audit.replay(answer_id, actor), as_user)
-    if json_out:
-        _emit(
-            {
-                "answer_id": report.answer_id,
-                "stored": report.stored,
-                "replayed": report.replayed,
-                "holds": report.holds,
-                "note": report.note,
-            }
-        )
-    else:
-        verdict = "holds" if report.holds else "DOES NOT HOLD"
-        print(f"verdict {verdict}: recorded {report.stored}; replayed {report.replayed}")
-        if report.note:
-            print(f"  ({report.note})")
-    if not report.holds:
-        raise typer.Exit(1)
 
 
 eval_app = typer.Typer(no_args_is_help=True, help="Measure retrieval quality.")
@@ -633,7 +321,7 @@ def eval_retrieval(
         err.print(f"[red]error:[/red] {render.terminal_safe(str(exc))}")
         raise typer.Exit(2) from exc
     if json_out:
-        _emit(render.evaluation_json(report))
+        emit(render.evaluation_json(report))
     else:
         print(render.evaluation_text(report))
 
@@ -665,7 +353,7 @@ def serve(
     if answer_grpc and certs is None:
         err.print("[red]error:[/red] --answer-grpc needs --certs DIR")
         raise typer.Exit(2)
-    with _services(home, serving=True) as services:
+    with open_services(home, serving=True) as services:
         answering = None
         if answer_grpc and certs is not None:
             try:
