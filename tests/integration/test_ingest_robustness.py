@@ -121,6 +121,30 @@ def test_sidecar_manifest_supplies_trusted_metadata_and_flags_override_it(tmp_pa
 
 
 @pytest.mark.parametrize(
+    ("options", "sidecar", "message"),
+    [
+        (IngestOptions(tenant="team a"), None, "tenant name may not contain whitespace"),
+        (IngestOptions(tenant=""), None, "tenant needs a non-empty name"),
+        (IngestOptions(tenant="t" * 65), None, "at most 64 characters"),
+        (IngestOptions(acl_groups=frozenset({"ops\u200b"})), None, "group name may not"),
+        (IngestOptions(), {"acl": ["good", "bad group"]}, "group name may not"),
+    ],
+)
+def test_a_tenant_or_group_no_user_could_have_is_refused_before_anything_is_written(
+    tmp_path: Path, options: IngestOptions, sidecar: dict[str, object] | None, message: str
+) -> None:
+    ingest, library = service(tmp_path)
+    book = tmp_path / "guide.md"
+    book.write_text("# Guide\n\nRestart the workers one at a time.\n")
+    if sidecar is not None:
+        (tmp_path / "guide.md.citadel.json").write_text(json.dumps(sidecar))
+    with pytest.raises(IngestError, match=message) as caught:
+        ingest.ingest(book, options)
+    assert caught.value.reason == "invalid_name"
+    assert library.list() == []
+
+
+@pytest.mark.parametrize(
     ("name", "content", "reason"),
     [
         ("empty.txt", b"", "empty"),

@@ -34,6 +34,7 @@ from citadel.domain.chunking import (
 from citadel.domain.document import Chunk, ParsedDocument
 from citadel.domain.errors import InvalidValue
 from citadel.domain.source import Source, SourceVersion
+from citadel.domain.user import check_groups, check_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +174,14 @@ class IngestService:
             self._reindex.fill_sources(source_ids, progress)
 
     def _checked(self, options: IngestOptions, shown: str) -> IngestOptions:
-        """The canonical URL through the link policy, before anything is read or written."""
+        """Tenant and groups named as users' are (else no user could ever read the
+        source), and the canonical URL through the link policy; before anything is
+        read or written."""
+        try:
+            check_name("tenant", options.tenant)
+            check_groups(options.acl_groups)
+        except InvalidValue as exc:
+            raise IngestError(shown, "invalid_name", str(exc)) from None
         if options.url is None or self._check_url is None:
             return options
         try:
