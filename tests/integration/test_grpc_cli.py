@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import os
 import re
 import signal
@@ -18,7 +19,10 @@ import stat
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography import x509
@@ -194,3 +198,97 @@ def test_split_mode_across_processes(library: tuple[Path, Path]) -> None:
             assert stop(answer) == 0
     finally:
         assert stop(retrieval) == 0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def http(method: str, url: str, token: str = "", body: object = None) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body).encode("utf-8")
+    request = urllib.request.Request(url, data=data, method=method)
+    request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as failed:
+        return failed.code, json.loads(failed.read() or b"null")
+
+
+def start_edge(home: Path, *args: str) -> tuple[subprocess.Popen[bytes], str]:
+    """``citadel serve`` in its own process; returns it and its base URL once /healthz answers."""
+    port = free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("CITADEL_", "GRPC_"))},
+        "CITADEL_HOME": str(home),
+        "CITADEL_TENANT": "acme",
+        "CITADEL_EMBEDDER": "hashing",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "citadel", "serve", "--port", str(port), *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if http("GET", f"{base}/healthz")[0] == 200:
+                return process, base
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    process.wait()
+    raise AssertionError(f"citadel serve did not start (exit {process.returncode})")
+
+
+def test_the_http_edge_answers_through_the_answer_service(library: tuple[Path, Path]) -> None:
+    """``citadel serve --answer-grpc``: three processes, as a split deployment runs."""
+    certs, home = library
+    added = CliRunner().invoke(
+        app,
+        ["users", "add", "rita", "--tenant", "acme", "--json", "--home", str(home)],
+        env=CLEAN_ENV,
+    )
+    assert added.exit_code == 0, added.stderr
+    token = json.loads(added.stdout)["token"]
+    retrieval, retrieval_at = start(home, "--certs", str(certs), "--retrieval", "127.0.0.1:0")
+    answer, answer_at = start(
+        home, "--certs", str(certs), "--answer", "127.0.0.1:0", "--retrieval-target", retrieval_at
+    )
+    edge, base = start_edge(home, "--answer-grpc", answer_at, "--certs", str(certs))
+    try:
+        status, ready = http("GET", f"{base}/readyz")
+        assert (status, ready["generator"]) == (200, "remote"), ready
+        question = {"search": {"query": "How do the flux capacitor workers restart?"}}
+        status, body = http("POST", f"{base}/v1/answer", token, question)
+        assert status == 200, body
+        assert body["answer"] is not None, body["degraded"]
+        assert "one at a time" in body["search"]["results"][0]["passage"]
+        citations = [c for s in body["answer"]["segments"] for c in s["citations"]]
+        assert citations
+        # The edge resolves the citation from the audit record the Answer service wrote.
+        ref = citations[0]["ref"]
+        status, resolved = http(
+            "GET", f"{base}/v1/answers/{body['answer_id']}/citations/{ref}", token
+        )
+        assert status == 200, resolved
+        assert resolved["link"]["state"] == citations[0]["link"]["state"]
+        # No token, no answer: the edge authenticates before anything goes over gRPC.
+        assert http("POST", f"{base}/v1/answer", "", question)[0] == 401
+    finally:
+        edge.send_signal(signal.SIGTERM)
+        try:
+            # uvicorn shuts down gracefully, then re-raises the signal it caught.
+            stopped = edge.wait(timeout=20)
+        finally:
+            if edge.poll() is None:
+                edge.kill()
+            codes = (stop(answer), stop(retrieval))
+    assert stopped in (0, -signal.SIGTERM)
+    assert codes == (0, 0)
