@@ -88,6 +88,30 @@ def test_setting_the_status_of_an_unknown_user_is_a_key_error(store: UserStore) 
         store.set_status("nobody", UserStatus.DISABLED)
 
 
+def test_a_record_holds_the_user_and_its_current_token_hash(store: UserStore) -> None:
+    ada = user()
+    store.add(ada, "hash-ada")
+    assert store.record("ada") == UserRecord(ada, "hash-ada")
+    assert store.record("nobody") is None
+
+
+def test_a_new_token_hash_replaces_the_old_one_at_once(store: UserStore) -> None:
+    ada, bo = user(), user("bo")
+    store.add(ada, "hash-ada")
+    store.add(bo, "hash-bo")
+    assert store.set_token("ada", "hash-ada-2") == ada
+    assert store.by_token("hash-ada") is None
+    assert store.by_token("hash-ada-2") == UserRecord(ada, "hash-ada-2")
+    assert store.record("ada") == UserRecord(ada, "hash-ada-2")
+    # Another user's hash is refused and nothing changes.
+    with pytest.raises(ValueError, match="already registered"):
+        store.set_token("ada", "hash-bo")
+    assert store.record("ada") == UserRecord(ada, "hash-ada-2")
+    assert store.by_token("hash-bo") == UserRecord(bo, "hash-bo")
+    with pytest.raises(KeyError):
+        store.set_token("nobody", "hash-x")
+
+
 def test_list_is_by_name_and_filters_by_tenant(store: UserStore) -> None:
     for name, tenant in [("cy", "acme"), ("ada", "acme"), ("bo", "globex")]:
         store.add(user(name, tenant=tenant), f"hash-{name}")

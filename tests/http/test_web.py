@@ -200,6 +200,27 @@ def test_a_disabled_user_is_signed_out_at_once(tmp_path: Path) -> None:
         lib.services.close()
 
 
+def test_replacing_a_token_signs_its_browser_sessions_out(tmp_path: Path) -> None:
+    from tests.http.conftest import make_library
+
+    lib = make_library(tmp_path)
+    try:
+        app = create_app(lib.services, session_secret=SECRET)
+        with browser(app) as before, browser(app) as other:
+            sign_in(before, lib, "ada")
+            sign_in(other, lib, "lib")
+            assert before.get("/ask").status_code == 200
+            _, fresh = lib.services.users.rotate("ada")
+            assert before.get("/ask", follow_redirects=False).status_code == 401
+            assert other.get("/ask").status_code == 200, "another user's session is untouched"
+            # Signing in again with the new token works; the old token does not.
+            lib.tokens["ada"] = fresh
+            sign_in(before, lib, "ada")
+            assert before.get("/ask").status_code == 200
+    finally:
+        lib.services.close()
+
+
 def test_the_library_page_and_upload_form(app: FastAPI, library: Library) -> None:
     with browser(app) as c:
         sign_in(c, library, "ada")

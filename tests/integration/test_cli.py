@@ -16,6 +16,8 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from citadel.adapters.sqlite.library import SqliteLibrary
+from citadel.app.errors import Unauthenticated
+from citadel.bootstrap import build
 from citadel.config import Settings
 from citadel.entrypoints.cli import app
 from tests.conftest import shared_path
@@ -380,6 +382,33 @@ def test_users_add_prints_the_token_once_and_stores_only_its_hash(tmp_path: Path
     for shown in (listed.stdout, text.stdout):
         assert "ctd_" not in shown
     assert token.encode() not in stored
+
+
+def test_users_enable_and_rotate(tmp_path: Path, acl_home: tuple[Path, str, str]) -> None:
+    home, runbook, _ = acl_home
+    old = add_user(home, "ada", "--groups", "ops")
+    assert cli("users", "disable", "--home", str(home), "ada").exit_code == 0
+    assert cli("search", "--home", str(home), "--as", "ada", QUERY).exit_code == 2
+    enabled = cli("users", "enable", "--home", str(home), "--json", "ada")
+    assert enabled.exit_code == 0, enabled.stderr
+    assert json.loads(enabled.stdout)["status"] == "active"
+    assert seen_as(home, "--as", "ada") == {runbook}
+
+    rotated = cli("users", "rotate", "--home", str(home), "ada")
+    assert rotated.exit_code == 0, rotated.stderr
+    new = rotated.stdout.strip()
+    assert re.fullmatch(r"ctd_[A-Za-z0-9_-]{43}", new) and new != old
+    assert "shown only this once" in rotated.stderr and new not in rotated.stderr
+    services = build(Settings(home=home, embedder="none"))
+    try:
+        assert services.users.authenticate(new).user_id == "ada"
+        with pytest.raises(Unauthenticated):
+            services.users.authenticate(old)
+    finally:
+        services.close()
+    missing = cli("users", "rotate", "--home", str(home), "nobody")
+    assert (missing.exit_code, missing.stdout) == (1, "")
+    assert "no user nobody" in missing.stderr
 
 
 def test_users_add_refuses_duplicates_and_bad_names(tmp_path: Path) -> None:

@@ -110,6 +110,52 @@ def test_disabled_users_are_refused_by_token_and_by_name(service: UserService) -
     assert service.disable("ada") == disabled
 
 
+def test_a_disabled_user_can_be_enabled_with_its_token(service: UserService) -> None:
+    _, token = service.add("ada", Role.ADMIN, "acme")
+    service.disable("ada")
+    enabled = service.enable("ada")
+    assert enabled.status is UserStatus.ACTIVE
+    assert service.authenticate(token).user_id == "ada"
+    assert service.enable("ada") == enabled  # twice is harmless
+    with pytest.raises(NotFound, match="no user bob"):
+        service.enable("bob")
+
+
+def test_rotation_replaces_the_token_and_ends_the_old_ones_sessions(
+    service: UserService,
+) -> None:
+    _, old = service.add("ada", Role.READER, "acme")
+    service.add("bo", Role.READER, "acme")
+    stamp = service.stamp(old)
+    assert service.session_actor("ada", stamp).user_id == "ada"
+    user, new = service.rotate("ada")
+    assert user.name == "ada" and new != old and new.startswith("ctd_")
+    with pytest.raises(Unauthenticated, match="unknown API token"):
+        service.authenticate(old)
+    assert service.authenticate(new).user_id == "ada"
+    with pytest.raises(Unauthenticated, match="session ended"):
+        service.session_actor("ada", stamp)
+    assert service.session_actor("ada", service.stamp(new)).user_id == "ada"
+    # A stamp is bound to its user: bo's session cannot pass for ada's.
+    with pytest.raises(Unauthenticated):
+        service.session_actor("ada", service.stamp(service.rotate("bo")[1]))
+    with pytest.raises(NotFound, match="no user cy"):
+        service.rotate("cy")
+
+
+def test_a_disabled_users_token_can_be_rotated_and_acts_once_enabled(
+    service: UserService,
+) -> None:
+    service.add("ada", Role.READER, "acme")
+    service.disable("ada")
+    user, token = service.rotate("ada")
+    assert user.status is UserStatus.DISABLED
+    with pytest.raises(UserDisabled):
+        service.authenticate(token)
+    service.enable("ada")
+    assert service.authenticate(token).user_id == "ada"
+
+
 def test_actor_by_name(service: UserService) -> None:
     service.add("ada", Role.READER, "acme", ["ops"])
     assert service.actor("ada") == Actor(user_id="ada", tenant="acme", groups=frozenset({"ops"}))

@@ -352,6 +352,23 @@ class InMemoryUsers:
             user = self._users[name] = replace(self._users[name], status=status)
             return user
 
+    def record(self, name: str) -> UserRecord | None:
+        with self._lock:
+            if name not in self._users:
+                return None
+            digest = next(h for h, owner in self._tokens.items() if owner == name)
+            return UserRecord(self._users[name], digest)
+
+    def set_token(self, name: str, token_sha256: str) -> User:
+        with self._lock:
+            if name not in self._users:
+                raise KeyError(name)
+            if self._tokens.get(token_sha256, name) != name:
+                raise ValueError("token hash already registered")
+            self._tokens = {h: n for h, n in self._tokens.items() if n != name}
+            self._tokens[token_sha256] = name
+            return self._users[name]
+
     def list(self, tenant: str | None = None) -> Sequence[User]:
         users = [u for u in self._users.values() if tenant in (None, u.tenant)]
         return sorted(users, key=lambda u: u.name)

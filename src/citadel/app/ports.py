@@ -289,6 +289,18 @@ class UserStore(Protocol):
         """Change a user's status and return the user as stored; ``KeyError`` when unknown."""
         ...
 
+    def record(self, name: str) -> UserRecord | None:
+        """The user of that name with its token's hash; None when there is none."""
+        ...
+
+    def set_token(self, name: str, token_sha256: str) -> User:
+        """Replace a user's token hash: the old token stops acting at once.
+
+        ``KeyError`` when the user is unknown; ``ValueError`` when another user
+        has that hash (nothing changes).
+        """
+        ...
+
     def list(self, tenant: str | None = None) -> Sequence[User]:
         """Users (of ``tenant``, or all), by name."""
         ...

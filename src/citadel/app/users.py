@@ -1,8 +1,10 @@
-"""User use cases: register users with an API token, disable them, and turn a token
-or a name into the actor requests run for.
+"""User use cases: register users with an API token, disable and enable them,
+replace a token, and turn a token or a name into the actor requests run for.
 
-A token is shown once, when the user is added; the store keeps only its
-sha256. Names are unique across tenants: a name alone identifies a user.
+A token is shown once, when the user is added or the token replaced; the
+store keeps only its sha256. Names are unique across tenants: a name alone
+identifies a user. A browser session carries a stamp of the token it signed
+in with, so replacing a token (a leaked one, say) also ends those sessions.
 """
 
 from __future__ import annotations
@@ -22,6 +24,12 @@ TOKEN_PREFIX = "ctd_"  # noqa: S105 - a public marker, not a secret
 """Marks citadel API tokens, so a leaked one is recognisable (and secret scanners can match it)."""
 
 _TOKEN_BYTES = 32
+
+
+def session_stamp(token_hash: str) -> str:
+    """What a browser session remembers of the token it signed in with: 64 bits of a
+    hash of its hash, enough to notice the token was replaced, useless to recover it."""
+    return hashlib.sha256(f"session-stamp\n{token_hash}".encode("ascii")).hexdigest()[:16]
 
 
 def token_sha256(token: str) -> str:
@@ -55,10 +63,28 @@ class UserService:
             )
         except InvalidValue as exc:
             raise InvalidRequest(str(exc)) from None
-        token = TOKEN_PREFIX + secrets.token_urlsafe(_TOKEN_BYTES)
+        token = _new_token()
         if not self._store.add(user, token_sha256(token)):
             raise UserExists(f"a user named {name} already exists")
         return user, token
+
+    def rotate(self, name: str) -> tuple[User, str]:
+        """Replace a user's API token; return the user and the new token, shown once.
+
+        The old token, and browser sessions signed in with it, stop acting at
+        once. A disabled user stays disabled (its new token acts when enabled).
+        """
+        try:
+            return self._store.set_token(name, token_sha256(token := _new_token())), token
+        except KeyError:
+            raise NotFound(f"no user {name}") from None
+
+    def enable(self, name: str) -> User:
+        """Enable a disabled user again, with the token it had (enabling twice is harmless)."""
+        try:
+            return self._store.set_status(name, UserStatus.ACTIVE)
+        except KeyError:
+            raise NotFound(f"no user {name}") from None
 
     def disable(self, name: str) -> User:
         """Disable a user: its token and name no longer act (disabling twice is harmless)."""
@@ -87,6 +113,18 @@ class UserService:
             raise Unauthenticated("unknown API token")
         return self._active(record.user)
 
+    def stamp(self, token: str) -> str:
+        """The session stamp of a token (see ``session_stamp``), for a browser sign-in."""
+        return session_stamp(token_sha256(token))
+
+    def session_actor(self, name: str, stamp: str) -> Actor:
+        """The actor of a browser session; refused when the user is unknown, disabled,
+        or its token was replaced since the session began."""
+        record = self._store.record(name)
+        if record is None or not hmac.compare_digest(session_stamp(record.token_sha256), stamp):
+            raise Unauthenticated("the session ended: unknown user or replaced token")
+        return self._active(record.user)
+
     def actor(self, name: str) -> Actor:
         """The actor for ``--as NAME``; unknown and disabled users are refused."""
         user = self._store.get(name)
@@ -99,3 +137,7 @@ class UserService:
         if not user.active:
             raise UserDisabled(f"user {user.name} is disabled")
         return user.actor()
+
+
+def _new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(_TOKEN_BYTES)

@@ -197,6 +197,44 @@ def users_disable(
         err.print(escape(f"disabled {user.name}"))
 
 
+@users_app.command("enable")
+def users_enable(
+    name: Annotated[str, typer.Argument(help="The user to enable again.")],
+    json_out: JsonFlag = False,
+    home: HomeOption = None,
+) -> None:
+    """Enable a disabled user again; its token (unless replaced meanwhile) acts again."""
+    user = users_call(home, lambda s: s.users.enable(name))
+    if json_out:
+        emit(render.user_json(user))
+    else:
+        err.print(escape(f"enabled {user.name}"))
+
+
+@users_app.command("rotate")
+def users_rotate(
+    name: Annotated[str, typer.Argument(help="The user whose API token to replace.")],
+    json_out: JsonFlag = False,
+    home: HomeOption = None,
+) -> None:
+    """Replace a user's API token and print the new one, shown only this once.
+
+    The old token and the browser sessions signed in with it stop working at once.
+    """
+    user, token = users_call(home, lambda s: s.users.rotate(name))
+    if json_out:
+        emit({"name": user.name, "token": token})
+    else:
+        print(token)
+    state = "" if user.active else f" ({user.name} is disabled: it acts once enabled)"
+    err.print(
+        escape(
+            f"replaced the API token of {user.name}; the old one and its browser sessions"
+            f" no longer act{state}. The new token is shown only this once: store it now"
+        )
+    )
+
+
 @users_app.command("list")
 def users_list(
     tenant: Annotated[

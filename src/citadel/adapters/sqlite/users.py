@@ -74,6 +74,25 @@ class SqliteUsers:
             raise KeyError(name)
         return _user(row)
 
+    def record(self, name: str) -> UserRecord | None:
+        row = self._db.reader.execute(
+            f"SELECT {_COLUMNS}, token_sha256 FROM users WHERE name = ?", (name,)
+        ).fetchone()
+        return UserRecord(_user(row), str(row[6])) if row else None
+
+    def set_token(self, name: str, token_sha256: str) -> User:
+        try:
+            with self._db.transaction(library=False) as conn:
+                row = conn.execute(
+                    f"UPDATE users SET token_sha256 = ? WHERE name = ? RETURNING {_COLUMNS}",
+                    (token_sha256, name),
+                ).fetchone()
+        except sqlite3.IntegrityError:
+            raise ValueError("token hash already registered") from None
+        if row is None:
+            raise KeyError(name)
+        return _user(row)
+
     def list(self, tenant: str | None = None) -> Sequence[User]:
         if tenant is None:
             rows = self._db.reader.execute(f"SELECT {_COLUMNS} FROM users ORDER BY name")

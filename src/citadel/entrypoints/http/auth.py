@@ -83,12 +83,13 @@ def session_of(request: Request) -> Session | None:
 
 
 def browser_actor(request: Request) -> Actor | None:
-    """The signed-in browser user, looked up now (a disabled user is signed out), or None."""
+    """The signed-in browser user, looked up now, or None: a disabled user, or one whose
+    token was replaced since signing in, is signed out."""
     session = session_of(request)
     if session is None:
         return None
     try:
-        actor = edge(request).services.users.actor(session.user)
+        actor = edge(request).services.users.session_actor(session.user, session.stamp)
     except AppError:
         return None
     admit(request, actor)

@@ -38,6 +38,8 @@ class Session:
     user: str
     expires: int
     csrf: str
+    stamp: str
+    """The session stamp of the token the user signed in with (``citadel.app.users``)."""
 
 
 class SessionSigner:
@@ -48,11 +50,11 @@ class SessionSigner:
         self._ttl_s = ttl_s
         self._now = now
 
-    def issue(self, user: str) -> tuple[str, Session]:
-        session = Session(user, int(self._now()) + self._ttl_s, secrets.token_urlsafe(32))
+    def issue(self, user: str, stamp: str) -> tuple[str, Session]:
+        session = Session(user, int(self._now()) + self._ttl_s, secrets.token_urlsafe(32), stamp)
         body = _b64(
             json.dumps(
-                {"u": session.user, "e": session.expires, "c": session.csrf},
+                {"u": session.user, "e": session.expires, "c": session.csrf, "s": stamp},
                 separators=(",", ":"),
                 ensure_ascii=True,
             ).encode("ascii")
@@ -68,7 +70,9 @@ class SessionSigner:
             if not hmac.compare_digest(_unb64(mac), self._mac("session", body)):
                 return None
             fields = json.loads(_unb64(body))
-            session = Session(str(fields["u"]), int(fields["e"]), str(fields["c"]))
+            session = Session(
+                str(fields["u"]), int(fields["e"]), str(fields["c"]), str(fields["s"])
+            )
         except (ValueError, KeyError, TypeError):
             return None
         return session if self._now() < session.expires else None

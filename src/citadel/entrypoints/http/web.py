@@ -90,7 +90,7 @@ async def signin(request: Request) -> Response:
     except Unauthenticated:
         return page(request, "signin.html", 401, error="Unknown name or API token.", name=name)
     state = edge(request)
-    cookie, _ = state.sessions.issue(actor.user_id)
+    cookie, _ = state.sessions.issue(actor.user_id, state.services.users.stamp(token))
     response = RedirectResponse("/ask", status_code=303)
     set_cookie(response, request, SESSION_COOKIE, cookie, state.cookie_policy)
     response.delete_cookie(CSRF_COOKIE, path="/")
