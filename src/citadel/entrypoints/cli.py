@@ -16,12 +16,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
     TaskID,
-    TextColumn,
-    TimeElapsedColumn,
 )
 
 from citadel.app.answer import AnswerRequest
@@ -44,6 +39,7 @@ from citadel.entrypoints.cli_support import (
     open_services,
     parse_groups,
     print_error,
+    progress_bar,
 )
 from citadel.entrypoints.grpc_cli import certs_app, serve_grpc
 from citadel.entrypoints.reindex import (
@@ -131,14 +127,7 @@ def _progress(label: str) -> Iterator[tuple[ProgressCallback, ProgressCallback]]
     """Two bars on stderr: the file's pages as they are parsed, then its chunks as
     they are embedded (the long part of a large book); the second appears when
     embedding starts, and both vanish when the file is done."""
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    )
+    progress = progress_bar(err)
     name = render.terminal_safe(label)[:40]
     parsing = progress.add_task(f"{name}: parsing", total=None)
     embedding: list[TaskID] = []

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from citadel.app.errors import AppError
 from citadel.bootstrap import Services, build
@@ -25,6 +26,19 @@ from citadel.domain.model import Actor, Role
 from citadel.entrypoints import render
 
 err = Console(stderr=True)
+
+
+def progress_bar(console: Console) -> Progress:
+    """The bars long commands show on stderr: label, bar, done/total, time; gone when done."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
 HomeOption = Annotated[

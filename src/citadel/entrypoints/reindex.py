@@ -12,22 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from citadel.app.ports import VectorCoverage
 from citadel.app.reindex import ReindexReport, ReindexService
+from citadel.entrypoints.cli_support import progress_bar
 
 
 def run_reindex(service: ReindexService, console: Console) -> ReindexReport:
     """Reindex with a progress bar (chunks) on ``console``."""
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
+    progress = progress_bar(console)
     task = progress.add_task("embedding", total=None)
 
     def tick(done: int, total: int) -> None:

@@ -374,7 +374,7 @@ class _Graph:
                     mask_filter_value=layer.mask_value,
                 )
             )
-        kept = _live(nodes, [o.name for o in graph.output])
+        kept = live_nodes(nodes, [o.name for o in graph.output])
         if any(n.op_type == "Softmax" for n in kept):
             raise _NoMatch("other nodes still need the unfused attention")
         used = {name for n in kept for name in n.input} | {o.name for o in graph.output}
@@ -499,7 +499,7 @@ def _ints(node: onnx.NodeProto, name: str) -> list[int] | None:
     return None
 
 
-def _live(nodes: list[onnx.NodeProto], outputs: list[str]) -> list[onnx.NodeProto]:
+def live_nodes(nodes: list[onnx.NodeProto], outputs: list[str]) -> list[onnx.NodeProto]:
     """The nodes the graph outputs depend on, in their order (dead-code elimination)."""
     needed = set(outputs)
     kept: list[onnx.NodeProto] = []

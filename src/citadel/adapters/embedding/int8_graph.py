@@ -35,7 +35,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from citadel.adapters.embedding.fusion_graph import DOMAIN
+from citadel.adapters.embedding.fusion_graph import DOMAIN, live_nodes
 
 _SQRT2 = math.sqrt(2.0)
 
@@ -216,7 +216,7 @@ class _Graph:
         return nodes
 
     def serialise(self, nodes: list[onnx.NodeProto]) -> bytes:
-        kept = _live(nodes, [o.name for o in self.model.graph.output])
+        kept = live_nodes(nodes, [o.name for o in self.model.graph.output])
         if any(n.op_type == "MatMul" and self._dequantised(n) for n in kept):
             raise _NoMatch("a float MatMul still reads dequantised weights")
         used = {name for n in kept for name in n.input} | self.outputs
@@ -300,14 +300,3 @@ def _fuse_gelu(nodes: list[onnx.NodeProto], graph: _Graph) -> tuple[list[onnx.No
         elif (new := replaced[id(node)]) is not None:
             out.append(new)
     return out, count
-
-
-def _live(nodes: list[onnx.NodeProto], outputs: list[str]) -> list[onnx.NodeProto]:
-    needed = set(outputs)
-    kept: list[onnx.NodeProto] = []
-    for node in reversed(nodes):
-        if any(o in needed for o in node.output):
-            kept.append(node)
-            needed.update(i for i in node.input if i)
-    kept.reverse()
-    return kept
