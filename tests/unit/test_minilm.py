@@ -494,6 +494,43 @@ def test_gelu_fusion_keeps_the_function(monkeypatch: pytest.MonkeyPatch) -> None
     np.testing.assert_allclose(spelled_out.embed(VARIED), fused, atol=1e-5, rtol=0)
 
 
+def test_without_vnni_the_same_products_run_exactly_and_give_the_same_vectors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """uint8 x uint8 kernels (what a CPU without VNNI gets) against this machine's."""
+    here = MiniLmEmbedder().embed(VARIED)
+    monkeypatch.setattr(minilm, "exact_int8_products", lambda: False)
+    elsewhere = MiniLmEmbedder()
+    assert elsewhere.int8_note.endswith("uint8 x uint8 kernels (no VNNI: exact, slower)")
+    np.testing.assert_array_equal(elsewhere.embed(VARIED), here)
+
+
+@pytest.mark.parametrize(
+    ("machine", "flags", "exact"),
+    [
+        ("x86_64", "fpu sse4_1 avx2 avx512f avx512bw avx512_vnni", True),
+        ("x86_64", "fpu avx2 avx_vnni", True),
+        ("x86_64", "fpu avx2 amx_int8 amx_tile", True),
+        ("x86_64", "fpu sse4_1 avx2 fma", False),
+        ("x86_64", "fpu avx2 avx512f avx512bw", False),
+        ("x86_64", None, False),
+        ("aarch64", None, True),
+    ],
+)
+def test_which_cpus_sum_int8_products_exactly(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    machine: str,
+    flags: str | None,
+    exact: bool,
+) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    if flags is not None:
+        cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\n\nprocessor\t: 1\n")
+    monkeypatch.setattr(minilm.platform, "machine", lambda: machine)
+    assert minilm.exact_int8_products.__wrapped__(cpuinfo) is exact
+
+
 def test_a_model_that_cannot_run_as_int8_is_refused_with_the_way_out(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

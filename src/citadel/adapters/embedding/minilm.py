@@ -47,9 +47,11 @@ fails for want of fusion.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.resources
 import os
+import platform
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -348,6 +350,8 @@ class MiniLmEmbedder:
                     refusals.append(rewrite.reason)
                     continue
                 graph, int8_note = rewrite.model, rewrite.reason
+                if not exact_int8_products():
+                    int8_note += "; uint8 x uint8 kernels (no VNNI: exact, slower)"
             try:
                 session = self._session(graph)
             except Exception as exc:  # onnxruntime's errors are untyped
@@ -373,7 +377,40 @@ class MiniLmEmbedder:
         # Spinning workers steal the core the caller needs between runs (padding,
         # pooling) and burn CPU a server needs for other requests: +12-15% measured.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        if self.precision == "int8" and not exact_int8_products():
+            # uint8 x uint8 kernels: the same integers, summed without a 16-bit step.
+            options.add_session_config_entry("session.x64quantprecision", "1")
         return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
+
+
+_EXACT_INT8_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
+
+
+@functools.cache
+def exact_int8_products(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether onnxruntime's uint8 x int8 kernels sum exactly on this CPU.
+
+    On x86 without VNNI they add pairs of products into 16 bits, with saturation
+    (microsoft/onnxruntime#6004, #14642), so the int8 vectors would depend on the
+    machine. There the embedder sets ``session.x64quantprecision``, which makes
+    onnxruntime run the same products as uint8 x uint8, exactly (about 2x slower
+    here; onnxruntime applies it on VNNI CPUs too, so it is not set there). VNNI
+    and AMX sum into 32 bits; ARM's dot products are exact, and the option does
+    not exist there. An x86 CPU whose flags cannot be read counts as inexact.
+    """
+    if platform.machine().lower() not in ("x86_64", "amd64", "i386", "i686", "x86"):
+        return True
+    try:
+        text = cpuinfo.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    flags = {
+        flag
+        for line in text.splitlines()
+        if line.startswith("flags")
+        for flag in line.partition(":")[2].split()
+    }
+    return bool(flags & _EXACT_INT8_FLAGS)
 
 
 def _mean_pool_normalise(hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> Vectors:
