@@ -203,36 +203,17 @@ class _Graph:
             x8, x_scale, x_zero = quantised_inputs[product.x]
             scales = self.fresh(f"{product.codes}_column_scales")
             self.added.append(numpy_helper.from_array(product.scales, scales))
-            codes, zero = self.unsigned(product)
             output = product.bias_add.output[0] if product.bias_add is not None else node.output[0]
             nodes.append(
                 helper.make_node(
                     "MatMulIntegerToFloat",
-                    [x8, codes, x_scale, scales, x_zero, zero, product.bias],
+                    [x8, product.codes, x_scale, scales, x_zero, "", product.bias],
                     [output],
                     domain=DOMAIN,
                     name=self.fresh(f"{node.name}_int8"),
                 )
             )
         return nodes
-
-    def unsigned(self, product: _Product) -> tuple[str, str]:
-        """The codes as uint8 (code + 128) and their zero point, 128 per column.
-
-        The products are the same integers, (q + 128 - 128) * x = q * x, but
-        onnxruntime's uint8 x uint8 kernels sum them exactly on every x86 CPU,
-        while its uint8 x int8 ones add pairs into 16 bits, with saturation, on
-        CPUs without VNNI: the vectors would then depend on the machine.
-        """
-        signed = numpy_helper.to_array(self.initializers[product.codes])
-        shifted = (signed.astype(np.int16) + 128).astype(np.uint8)
-        codes = self.fresh(f"{product.codes}_u8")
-        zero = self.fresh(f"{product.codes}_zero_point")
-        self.added.append(numpy_helper.from_array(shifted, codes))
-        self.added.append(
-            numpy_helper.from_array(np.full(shifted.shape[1], 128, dtype=np.uint8), zero)
-        )
-        return codes, zero
 
     def serialise(self, nodes: list[onnx.NodeProto]) -> bytes:
         kept = live_nodes(nodes, [o.name for o in self.model.graph.output])
