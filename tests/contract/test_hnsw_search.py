@@ -412,3 +412,23 @@ def test_closing_during_a_background_build_installs_and_saves_nothing(
     assert not building(index)
     assert not shelf.path.with_name("library.db.hnsw").exists()
     assert not shelf.path.with_name("library.db.hnsw.json").exists()
+
+
+def test_a_background_build_that_fails_leaves_searches_exact(
+    shelf: Shelf, graph_calls: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing(self: HnswIndex, *args: Any) -> Any:
+        raise TypeError("an unexpected failure inside the graph library")
+
+    monkeypatch.setattr(HnswIndex, "_built", failing)
+    served = SqliteLibrary(shelf.path, hnsw_min_vectors=THRESHOLD, hnsw_background=True)
+    exact = SqliteLibrary(shelf.path, hnsw_min_vectors=0)
+    q = queries(1)[0]
+    assert search(served, q) == search(exact, q)
+    index = index_of(served)
+    assert index.wait_built(30), "the build thread ended"
+    assert not building(index)
+    assert search(served, q) == search(exact, q)
+    assert not any(graph_calls)
+    served.close()
+    exact.close()

@@ -318,6 +318,20 @@ def test_readyz_reports_the_configured_models_vector_coverage(
     }
 
 
+def test_readyz_runs_one_coverage_count_at_a_time(client: TestClient, library: Library) -> None:
+    counting = client.app.state.edge.counting  # type: ignore[attr-defined]
+    with counting:  # a slow count is still running for an earlier probe
+        reply = client.get("/readyz")
+        assert reply.status_code == 200
+        assert reply.json()["vectors"] == {
+            "model": "hashing-words-trigrams-v1-384",
+            "chunks": None,
+            "missing": None,
+        }
+    assert client.get("/readyz").json()["vectors"]["missing"] == 0
+    assert not counting.locked(), "the count released its lock"
+
+
 def test_readyz_stays_ready_while_chunks_lack_vectors_and_sees_the_reindex(
     tmp_path: Path,
 ) -> None:

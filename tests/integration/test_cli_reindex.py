@@ -117,3 +117,27 @@ def test_without_an_embedder_there_is_no_warning_and_reindex_is_a_usage_error(
     refused = cli("none", "reindex", "--home", str(home))
     assert refused.exit_code == 2
     assert "CITADEL_EMBEDDER" in refused.stderr and refused.stdout == ""
+
+
+def test_an_embedder_that_cannot_load_fails_each_file_cleanly(
+    lexical_library: tuple[Path, Path, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """New files and unchanged ones that need vectors: reported per path, no traceback."""
+    from citadel.adapters.embedding import minilm
+
+    def broken(self: minilm.MiniLmEmbedder) -> None:
+        raise minilm.EmbedderUnavailable("the model package is damaged")
+
+    monkeypatch.setattr(minilm.MiniLmEmbedder, "_load", broken)
+    home, note, _ = lexical_library
+    other = tmp_path / "other.md"
+    other.write_text("# Other\n\nA second note about the flux capacitor.\n", encoding="utf-8")
+    result = cli("minilm", "ingest", "--home", str(home), "--json", str(note), str(other))
+    assert result.exit_code == 1
+    reports = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["path"], r["status"], r["reason"]) for r in reports] == [
+        (str(note), "failed", "embedder_unavailable"),
+        (str(other), "failed", "embedder_unavailable"),
+    ]
+    assert "the model package is damaged" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -97,18 +98,15 @@ def ingest(
             try:
                 with _progress(path.name) as (parsed, embedded):
                     report = services.ingest.ingest(path, options, parsed, embedded)
-            except IngestError as exc:
+            except AppError as exc:
+                # A refused file (IngestError), or what stops any file now (the
+                # embedding model cannot load): reported per path, the rest go on.
                 failed += 1
-                err.print(f"[red]failed[/red] {render.terminal_safe(str(exc))}")
+                reason = exc.reason if isinstance(exc, IngestError) else _code(exc)
+                shown = str(exc) if isinstance(exc, IngestError) else f"{path}: {exc}"
+                err.print(f"[red]failed[/red] {escape(render.terminal_safe(shown))}")
                 if json_out:
-                    emit(
-                        {
-                            "path": str(path),
-                            "status": "failed",
-                            "reason": exc.reason,
-                            "error": str(exc),
-                        }
-                    )
+                    emit({"path": str(path), "status": "failed", "reason": reason, "error": shown})
                 continue
             if json_out:
                 emit(render.ingest_json(report))
@@ -120,6 +118,11 @@ def ingest(
                 )
     if failed:
         raise typer.Exit(1)
+
+
+def _code(exc: Exception) -> str:
+    """A stable reason code from an error's class: EmbedderUnavailable -> embedder_unavailable."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__).lower()
 
 
 @contextmanager

@@ -196,7 +196,7 @@ class HnswIndex:
         def build() -> None:
             try:
                 index = self._built(rowids, vectors)
-            except (RuntimeError, MemoryError, ValueError) as exc:
+            except Exception as exc:  # searches stay exact; the next change tries again
                 log.warning("could not build the HNSW index %s: %s", self.path, exc)
                 index = None
             with self._lock:

@@ -7,7 +7,9 @@ entrypoints cannot drift apart.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
@@ -19,6 +21,8 @@ from citadel.entrypoints.http.auth import ApiActor, Librarian, edge
 from citadel.entrypoints.http.schemas import AnswerBody, SearchBody
 from citadel.entrypoints.http.uploads import MULTIPART_SCHEMA, receive_upload
 from citadel.entrypoints.reindex import coverage_json
+
+T = TypeVar("T")
 
 router = APIRouter(prefix="/v1", tags=["v1"])
 ops = APIRouter(tags=["operations"])
@@ -106,8 +110,13 @@ async def readyz(request: Request) -> JSONResponse:
             status_code=503,
         )
     model = services.reindex.model
+    counting = edge(request).counting
     try:
-        coverage = await asyncio.wait_for(run_in_threadpool(services.reindex.coverage), 2.0)
+        # One count at a time: a probe that finds one running (slow, on a large
+        # library) reports null counts rather than start another beside it.
+        coverage = await asyncio.wait_for(
+            run_in_threadpool(_count_alone, services.reindex.coverage, counting), 2.0
+        )
         vectors = coverage_json(model, coverage)
     except Exception:
         vectors = None if model is None else {"model": model, "chunks": None, "missing": None}
@@ -121,3 +130,14 @@ def metrics(request: Request) -> Response:
     """The trust metrics in the Prometheus text format."""
     body = edge(request).services.metrics.exposition()
     return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+def _count_alone(count: Callable[[], T], lock: threading.Lock) -> T:
+    """``count()`` unless another count holds ``lock`` (then ``TimeoutError``). Taken and
+    released in the worker thread, so a probe that stops waiting cannot leak it."""
+    if not lock.acquire(blocking=False):
+        raise TimeoutError("a count is already running")
+    try:
+        return count()
+    finally:
+        lock.release()

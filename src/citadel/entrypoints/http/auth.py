@@ -7,6 +7,7 @@ tokens is slow too. Roles are checked per endpoint with ``require``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated
@@ -33,6 +34,8 @@ class Edge:
     answering: Answering
     """Who answers: the in-process AnswerService, or a remote Answer service (split mode)."""
     recent_ingests: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    counting: threading.Lock = field(default_factory=threading.Lock)
+    """Held while /readyz counts vector coverage: one count at a time, however many probes."""
 
     def remember(self, tenant: str, entry: dict[str, str]) -> None:
         """Keep the tenant's last uploads' outcomes for the library page (this process only)."""
