@@ -362,8 +362,8 @@ class MiniLmEmbedder:
             return session, graph, fused, note, int8_note
         if self.precision == "int8":
             raise EmbedderUnavailable(
-                f"the model cannot run as int8 ({refusals[-1]}); "
-                "CITADEL_EMBEDDER=minilm-float runs the float graph (other vectors: re-index)"
+                f"the model cannot run as int8 ({refusals[-1]}); CITADEL_EMBEDDER=minilm-float"
+                " runs the float graph (other vectors: run citadel reindex after switching)"
             )
         raise EmbedderUnavailable(refusals[-1])
 
