@@ -164,6 +164,9 @@ def main() -> None:
         books = [str(BOOKS / b) for b in DEFAULT_BOOKS]
         print("ingesting", ", ".join(DEFAULT_BOOKS), "(once) …", file=sys.stderr)
         cli(env, "ingest", *books)
+    # A library kept from before a change of embedding model has no vectors under
+    # the current one: fill them in, or the search measured would be lexical only.
+    cli(env, "reindex")
     name = f"bench-{os.getpid()}"
     token = json.loads(cli(env, "users", "add", name, "--json"))["token"]
     server = subprocess.Popen(
