@@ -120,7 +120,7 @@ class Settings:
         )
         return cls(
             home=home,
-            db=env.get("CITADEL_DB", ""),
+            db=_db(env),
             generator=generator,
             tenant=env.get("CITADEL_TENANT", "default"),
             limits=limits,
@@ -170,6 +170,20 @@ def _int(env: Mapping[str, str], name: str, default: int, *, zero_ok: bool = Fal
     if value < (0 if zero_ok else 1):
         raise ConfigError(f"{name} must be at least {0 if zero_ok else 1}, got {value}")
     return value
+
+
+def _db(env: Mapping[str, str]) -> str:
+    """A SQLite file path. A URL (``postgresql://…``, named in ARCHITECTURE.md for
+    scale-out) is refused: there is no such adapter yet, and as a path it would
+    quietly become a directory named after the scheme."""
+    raw = env.get("CITADEL_DB", "").strip()
+    if "://" in raw:
+        scheme = raw.split("://", 1)[0]
+        raise ConfigError(
+            f"CITADEL_DB: {scheme}:// databases are not supported yet; give the path of a"
+            " SQLite file (or leave it unset for $CITADEL_HOME/citadel.db)"
+        )
+    return raw
 
 
 def _link_secret(env: Mapping[str, str]) -> SecretStr:
