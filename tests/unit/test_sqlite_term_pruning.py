@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import citadel.adapters.sqlite.library as library_module
+import citadel.adapters.sqlite.lexical as lexical_module
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.app.ports import LexicalHit
 from citadel.domain.model import SearchFilters
@@ -65,31 +65,31 @@ def common_term_library(tmp_path: Path) -> SqliteLibrary:
 
 def ranked_fully(lib: SqliteLibrary, terms: tuple[str, ...], limit: int) -> list[tuple[str, float]]:
     """The whole query ranked, its terms in the order the plan gives them."""
-    plan = lib._skip_plan
-    lib._skip_plan = lambda terms, limit: (plan(terms, limit)[0], [])  # type: ignore[method-assign]
+    plan = lib._lexical._skip_plan
+    lib._lexical._skip_plan = lambda terms, limit: (plan(terms, limit)[0], [])  # type: ignore[method-assign]
     try:
         return [(h.chunk_id, h.score) for h in lib.search(terms, SCOPE, SearchFilters(), limit)]
     finally:
-        lib._skip_plan = plan  # type: ignore[method-assign]
+        lib._lexical._skip_plan = plan  # type: ignore[method-assign]
 
 
 def counting_forms(lib: SqliteLibrary) -> list[int]:
     """How many MATCH forms each ranking query of ``lib`` runs, in order."""
     forms: list[int] = []
-    ranked = lib._ranked
+    ranked = lib._lexical._ranked
 
     def spy(expressions: Sequence[str], *args: Any) -> Sequence[LexicalHit]:
         forms.append(len(expressions))
         return ranked(expressions, *args)
 
-    lib._ranked = spy  # type: ignore[method-assign]
+    lib._lexical._ranked = spy  # type: ignore[method-assign]
     return forms
 
 
 def test_skipping_the_common_term_keeps_the_exact_ranking(tmp_path: Path) -> None:
     lib = common_term_library(tmp_path)
     terms = ("data", "tables")
-    ordered, bounds = lib._skip_plan(terms, 5)
+    ordered, bounds = lib._lexical._skip_plan(terms, 5)
     assert ordered == ["tables", "data"]
     assert len(bounds) == 1
     bound = bounds[0]
@@ -104,7 +104,7 @@ def test_skipping_the_common_term_keeps_the_exact_ranking(tmp_path: Path) -> Non
 def test_when_the_check_fails_the_whole_query_is_ranked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(library_module, "_CUT_GUESS_FACTOR", math.inf)  # always try
+    monkeypatch.setattr(lexical_module, "_CUT_GUESS_FACTOR", math.inf)  # always try
     # "data" in 18 of 60 chunks, three times each; "tables" once in 12 others: the
     # best "tables" chunks score below what "data" alone can reach.
     lib = SqliteLibrary(tmp_path / "fails.db")
@@ -114,7 +114,7 @@ def test_when_the_check_fails_the_whole_query_is_ranked(
     ]
     commit(lib, Source(source_id="s", tenant="acme", title="Book", origin="/b"), passages)
     terms = ("data", "tables")
-    ordered, (bound,) = lib._skip_plan(terms, 12)
+    ordered, (bound,) = lib._lexical._skip_plan(terms, 12)
     assert ordered == ["tables", "data"]
     forms = counting_forms(lib)
     hits = lib.search(terms, SCOPE, SearchFilters(), 12)
@@ -128,9 +128,9 @@ def test_when_the_check_fails_the_whole_query_is_ranked(
 
 def test_no_skipping_for_a_single_term_or_too_few_rarer_chunks(tmp_path: Path) -> None:
     lib = common_term_library(tmp_path)
-    assert lib._skip_plan(("data",), 5)[1] == []
-    assert lib._skip_plan(("data", "eigenvalues"), 10)[1] == []  # 6 chunks hold it
-    assert len(lib._skip_plan(("data", "eigenvalues"), 5)[1]) == 1
+    assert lib._lexical._skip_plan(("data",), 5)[1] == []
+    assert lib._lexical._skip_plan(("data", "eigenvalues"), 10)[1] == []  # 6 chunks hold it
+    assert len(lib._lexical._skip_plan(("data", "eigenvalues"), 5)[1]) == 1
     lib.close()
 
 
@@ -138,7 +138,7 @@ def test_no_skipping_for_a_single_term_or_too_few_rarer_chunks(tmp_path: Path) -
 def test_skipping_is_exact_on_random_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, guess: float
 ) -> None:
-    monkeypatch.setattr(library_module, "_CUT_GUESS_FACTOR", guess)
+    monkeypatch.setattr(lexical_module, "_CUT_GUESS_FACTOR", guess)
     rng = random.Random(5)
     vocabulary = [f"w{rank}" for rank in range(40)]
     weights = [1 / (rank + 1) for rank in range(40)]

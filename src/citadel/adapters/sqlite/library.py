@@ -1,24 +1,24 @@
 """SQLite library: source registry, chunk store, FTS5 lexical index and dense vectors.
 
 One file holds everything; see ``database.py`` for the connection and
-transaction rules, ``filters.py`` for how scope and filters become SQL, and
-``dense.py`` for the vector matrix and ``hnsw.py`` for its approximate index.
+transaction rules, ``access.py`` for how scope and filters become FTS5 terms,
+``lexical.py`` for BM25 ranking, ``dense.py`` for the vector matrix and
+``hnsw.py`` for its approximate index.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
-import math
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from citadel.adapters.sqlite.access import access_query, access_text
+from citadel.adapters.sqlite.access import access_text
 from citadel.adapters.sqlite.database import Database
 from citadel.adapters.sqlite.dense import DenseSearch
 from citadel.adapters.sqlite.hnsw import DEFAULT_MIN_VECTORS
+from citadel.adapters.sqlite.lexical import DEFAULT_WEIGHTS, LexicalSearch
 from citadel.adapters.sqlite.rows import (
     CHUNK_COLUMNS,
     SOURCE_COLUMNS,
@@ -39,21 +39,6 @@ from citadel.domain.document import Chunk
 from citadel.domain.model import SearchFilters
 from citadel.domain.source import AccessScope, Source, SourceVersion
 
-# bm25() column weights: title, headings (section path), body. Chosen on SciFact
-# train (docs/retrieval.md).
-DEFAULT_WEIGHTS = (2.0, 2.0, 1.0)
-# FTS5's bm25() constants (fts5_aux.c): k1, and the floor of a term's idf.
-_BM25_K1 = 1.2
-_BM25_MIN_IDF = 1e-6
-# Query terms in more than this share of the chunks may be skipped (exactly, see
-# _skip_plan): for rarer terms the extra queries cost about what skipping saves.
-# The first try skips terms whose bounds add up to less than this many times a
-# guess of the cut (1.0 to 3.0 and "all" measured: 1.5 spent the least CPU at
-# p95 on the 100k benchmark library; the ranking is exact whatever the value).
-_SKIP_SHARE = 0.05
-_CUT_GUESS_FACTOR = 1.5
-_DF_CACHE = 100_000
-
 
 class SqliteLibrary:
     def __init__(
@@ -68,15 +53,10 @@ class SqliteLibrary:
         """``hnsw_background``: build a missing HNSW index in a thread, searching
         exactly meanwhile (for long-running servers; see ``hnsw.py``)."""
         self._db = Database(path)
-        self._max_term_share = max_term_share
-        self._df: dict[str, int] = {}
-        self._df_generation = -1
-        self._rows = 0
-        self._weights = weights
+        self._lexical = LexicalSearch(self._db, weights=weights, max_term_share=max_term_share)
         self._dense = DenseSearch(
             self._db, hnsw_min_vectors=hnsw_min_vectors, hnsw_background=hnsw_background
         )
-        self._facts: tuple[int, str | None, bool] | None = None
         self._coverage: dict[str, tuple[int, VectorCoverage]] = {}
 
     @property
@@ -346,170 +326,7 @@ class SqliteLibrary:
     def search(
         self, terms: Sequence[str], scope: AccessScope, filters: SearchFilters, limit: int
     ) -> Sequence[LexicalHit]:
-        terms = self._selective(terms)
-        if not terms:
-            return []
-        # Terms match the text columns only; the scope and filters are index
-        # lookups on the access column (access.py), ANDed inside the same query.
-        only_tenant, any_acl = self._access_facts()
-        restrict = access_query(scope, filters, only_tenant=only_tenant, any_acl=any_acl)
-        weights = ", ".join(str(float(w)) for w in (*self._weights, 0.0))
-        if filters.year_min is not None or filters.year_max is not None:
-            match = f"{{title headings body}} : ({_any_of(terms)})"
-            if restrict:
-                match += f" AND {restrict}"
-            sql = (
-                f"SELECT c.chunk_id, -bm25(chunks_fts, {weights}) AS score FROM chunks_fts"
-                " JOIN chunks c ON c.rowid = chunks_fts.rowid"
-                " JOIN sources s ON s.source_id = c.source_id"
-                " WHERE chunks_fts MATCH ? AND (? IS NULL OR s.year >= ?)"
-                " AND (? IS NULL OR s.year <= ?) ORDER BY score DESC, c.chunk_id LIMIT ?"
-            )
-            args = [
-                match,
-                filters.year_min,
-                filters.year_min,
-                filters.year_max,
-                filters.year_max,
-                limit,
-            ]
-            found = self._db.reader.execute(sql, args).fetchall()
-            return [LexicalHit(chunk_id=row[0], score=float(row[1])) for row in found]
-        ordered, bounds = self._skip_plan(terms, limit)
-        skip = len(bounds)
-        while skip:
-            # Rank only the chunks holding a kept term, scored with every term (the
-            # skipped ones as well); see _skip_plan for why that can be exact.
-            kept, skipped = _any_of(ordered[:-skip]), _any_of(ordered[-skip:])
-            forms = [f"(({kept}) AND ({skipped}))", f"(({kept}) NOT ({skipped}))"]
-            hits = self._ranked(forms, restrict, weights, limit)
-            if len(hits) < limit:
-                break
-            cut = min(hit.score for hit in hits)
-            if cut > sum(bounds[-skip:]):
-                return hits
-            # The full list's cut is at least ``cut`` (these chunks reach it), so
-            # skipping the terms whose bounds add up to less is exact: one retry.
-            skip = max((n for n in range(1, skip) if sum(bounds[-n:]) < cut), default=0)
-        return self._ranked([f"({_any_of(ordered)})"], restrict, weights, limit)
-
-    def _ranked(
-        self, expressions: Sequence[str], restrict: str, weights: str, limit: int
-    ) -> Sequence[LexicalHit]:
-        """The ``limit`` best chunks matching any of ``expressions`` (disjoint sets of
-        chunks), ranked inside FTS5; only those rows are joined to their chunks. Ties
-        go to the lower rowid, so every form of a query keeps the same chunks."""
-        ranked = (
-            f"SELECT rowid, -bm25(chunks_fts, {weights}) AS score FROM chunks_fts"
-            " WHERE chunks_fts MATCH ? ORDER BY score DESC, rowid LIMIT ?"
-        )
-        if len(expressions) == 1:
-            best = ranked
-        else:
-            best = (
-                " UNION ALL ".join(f"SELECT * FROM ({ranked})" for _ in expressions)
-                + " ORDER BY score DESC, rowid LIMIT ?"
-            )
-        args: list[object] = []
-        for expression in expressions:
-            match = f"{{title headings body}} : {expression}"
-            args += [f"{match} AND {restrict}" if restrict else match, limit]
-        if len(expressions) > 1:
-            args.append(limit)
-        sql = (
-            f"SELECT c.chunk_id, f.score FROM ({best}) f"
-            " JOIN chunks c ON c.rowid = f.rowid ORDER BY f.score DESC, c.chunk_id"
-        )
-        rows = self._db.reader.execute(sql, args).fetchall()
-        return [LexicalHit(chunk_id=row[0], score=float(row[1])) for row in rows]
-
-    def _skip_plan(self, terms: Sequence[str], limit: int) -> tuple[Sequence[str], Sequence[float]]:
-        """The terms in the order every form of the query lists them, and the most
-        each of the last (skippable) ones can add to a chunk's bm25().
-
-        FTS5 computes bm25() for every chunk matching any term, so terms found in a
-        large share of the library set the cost of a query. A term's contribution
-        is below idf * (k1 + 1) (bm25's saturation bound), so a chunk holding only
-        skipped terms scores below the sum of their bounds; when the ``limit`` best
-        chunks holding a kept term all score more, those are exactly the ``limit``
-        best of all. The caller checks that, and otherwise skips fewer terms or
-        ranks the whole query. Terms in more than ``_SKIP_SHARE`` of the chunks
-        may be skipped, the most common first; they go last, most common last, so
-        bm25() adds the contributions in the same order in every form.
-        """
-        if len(terms) < 2:
-            return list(terms), []
-        rows, frequency = self._frequencies(terms)
-        common = sorted(
-            (t for t in terms if frequency[t] > _SKIP_SHARE * rows), key=frequency.__getitem__
-        )
-        ordered = [t for t in terms if t not in common] + common
-        # At least one term is kept, and the kept ones must be in ``limit`` chunks.
-        skippable = min(len(common), len(ordered) - 1)
-        while skippable and sum(frequency[t] for t in ordered[:-skippable]) < limit:
-            skippable -= 1
-        idf = {t: _idf(rows, frequency[t]) for t in ordered}
-        bounds = [(_BM25_K1 + 1.0) * idf[t] * (1.0 + 1e-9) for t in ordered[-skippable:]]
-        # A guess of the cut: a chunk of average length holding once the kept term
-        # at which the kept terms, rarest first, are in ``limit`` chunks scores that
-        # term's idf. Skipping terms whose bounds add up to much more would likely
-        # fail the check and cost a retry, so the first try skips fewer.
-        while skippable:
-            kept = sorted(ordered[:-skippable], key=frequency.__getitem__)
-            reach = itertools.accumulate(frequency[t] for t in kept)
-            guess = next(idf[t] for t, n in zip(kept, reach, strict=True) if n >= limit)
-            if sum(bounds[-skippable:]) < _CUT_GUESS_FACTOR * guess:
-                break
-            skippable -= 1
-        bounds = bounds[len(bounds) - skippable :]
-        return ordered, bounds
-
-    def _frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        """The number of indexed chunks and, per term, how many hold it in a text
-        column (bm25's n(q)); cached until the next write."""
-        generation = self._db.generation()
-        if self._df_generation != generation or len(self._df) > _DF_CACHE:
-            self._df.clear()
-            (self._rows,) = self._db.reader.execute("SELECT count(*) FROM chunks_fts").fetchone()
-            self._df_generation = generation
-        for term in terms:
-            if term not in self._df:
-                (self._df[term],) = self._db.reader.execute(
-                    "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                    (f"{{title headings body}} : {_fts_string(term)}",),
-                ).fetchone()
-        return self._rows, {term: self._df[term] for term in terms}
-
-    def _selective(self, terms: Sequence[str]) -> Sequence[str]:
-        """Drop terms that occur in more than ``max_term_share`` of the chunks, when any
-        rarer term is left: BM25 gives them little weight, yet FTS5 scores every chunk
-        they match, so they set the cost of a search."""
-        if self._max_term_share >= 1.0 or len(terms) < 2:
-            return terms
-        rows, frequency = self._frequencies(terms)
-        if not rows:
-            return terms
-        kept = [t for t in terms if frequency[t] / rows <= self._max_term_share]
-        return kept or terms
-
-    def _access_facts(self) -> tuple[str | None, bool]:
-        """(the only tenant with live sources, or None; whether any live source has an ACL),
-        cached until the next write."""
-        generation = self._db.generation()
-        cached = self._facts
-        if cached is not None and cached[0] == generation:
-            return cached[1], cached[2]
-        tenants, restricted = self._db.reader.execute(
-            "SELECT count(DISTINCT tenant), coalesce(max(acl_groups != '[]'), 0)"
-            " FROM sources WHERE deleted = 0"
-        ).fetchone()
-        only = None
-        if tenants == 1:
-            (only,) = self._db.reader.execute(
-                "SELECT tenant FROM sources WHERE deleted = 0 LIMIT 1"
-            ).fetchone()
-        self._facts = (generation, only, bool(restricted))
-        return only, bool(restricted)
+        return self._lexical.search(terms, scope, filters, limit)
 
     # -- VectorIndex ----------------------------------------------------------------
 
@@ -615,20 +432,3 @@ def _metadata(source: Source) -> tuple[object, ...]:
         source.canonical_url,
         source.origin,
     )
-
-
-def _idf(rows: int, found: int) -> float:
-    """bm25()'s idf of a term in ``found`` of ``rows`` chunks (fts5_aux.c)."""
-    return max(math.log((rows - found + 0.5) / (found + 0.5)), _BM25_MIN_IDF)
-
-
-def _any_of(terms: Sequence[str]) -> str:
-    return " OR ".join(_fts_string(term) for term in terms)
-
-
-def _fts_string(term: str) -> str:
-    # A term becomes an FTS5 string literal, so nothing in it is query syntax. A NUL
-    # would end the literal early and a lone surrogate cannot be bound, so both become
-    # separators rather than errors.
-    term = term.replace("\x00", " ").encode("utf-8", "replace").decode("utf-8")
-    return '"' + term.replace('"', '""') + '"'
