@@ -199,12 +199,19 @@ class HnswIndex:
             except Exception as exc:  # searches stay exact; the next change tries again
                 log.warning("could not build the HNSW index %s: %s", self.path, exc)
                 index = None
+            # Written before it is installed, outside the lock: no other thread sees
+            # this index yet, and searches need not wait the second a save takes.
+            saved = (
+                index is not None
+                and not self._closed
+                and self._write(index, model, dimension, generation, rowids, prints)
+            )
             with self._lock:
                 try:
                     if index is not None and not self._closed:
                         self._install(model, dimension, index, rowids, prints)
                         self._generation = generation
-                        self._save()
+                        self._unsaved = 0 if saved else int(rowids.size)
                 finally:
                     self._building = False
                     self._built_event.set()
@@ -316,20 +323,37 @@ class HnswIndex:
         self._unsaved = 0
 
     def _save(self) -> None:
+        """Write the installed index; the caller holds the lock."""
+        if self._write(
+            self._index, self._model, self._dimension, self._generation, self._labels, self._prints
+        ):
+            self._unsaved = 0
+
+    def _write(
+        self,
+        index: Any,
+        model: str,
+        dimension: int,
+        generation: int,
+        labels: Labels,
+        prints: Labels,
+    ) -> bool:
+        """Write ``index`` and its sidecar under temporary names, then rename both;
+        False (and a warning) when that fails."""
         temp = self.path.with_name(f"{self.path.name}.tmp-{os.getpid()}")
         temp_sidecar = self.sidecar.with_name(f"{self.sidecar.name}.tmp-{os.getpid()}")
-        rows = np.concatenate([self._labels, self._prints]).astype("<i8").tobytes()
+        rows = np.concatenate([labels, prints]).astype("<i8").tobytes()
         try:
-            self._index.save_index(str(temp))
+            index.save_index(str(temp))
             meta = {
                 "format": _FORMAT,
-                "model": self._model,
-                "dimension": self._dimension,
+                "model": model,
+                "dimension": dimension,
                 "space": _SPACE,
                 "m": self.params.m,
                 "ef_construction": self.params.ef_construction,
-                "generation": self._generation,
-                "count": int(self._labels.size),
+                "generation": generation,
+                "count": int(labels.size),
                 "bytes": temp.stat().st_size,
                 "crc32": _crc32(temp),
                 "rows": base64.b64encode(zlib.compress(rows, 1)).decode("ascii"),
@@ -342,8 +366,8 @@ class HnswIndex:
             log.warning("could not save the HNSW index %s: %s", self.path, exc)
             temp.unlink(missing_ok=True)
             temp_sidecar.unlink(missing_ok=True)
-            return
-        self._unsaved = 0
+            return False
+        return True
 
 
 def _crc32(path: Path) -> int:
