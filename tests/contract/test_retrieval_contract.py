@@ -307,6 +307,20 @@ class TestVectorCoverage:
             text="Vectors hold numbers; a data frame holds vectors of equal length.",
         )
 
+    def test_a_limit_gives_the_first_chunks_and_storing_takes_them_off(
+        self, library: Library, shelf
+    ) -> None:
+        everything = unembedded(library, OTHER_MODEL)
+        page = library.unembedded_chunks(OTHER_MODEL, limit=3)
+        assert [c.chunk_id for c in page] == everything[:3]
+        assert [c.chunk_id for c in library.unembedded_chunks(OTHER_MODEL, "r", 1)] == [
+            shelf["r"][0]
+        ]
+        store(library, OTHER_MODEL, [c.chunk_id for c in page], [c.text for c in page])
+        assert [c.chunk_id for c in library.unembedded_chunks(OTHER_MODEL, limit=3)] == (
+            everything[3:]
+        )
+
     def test_old_versions_and_deleted_sources_are_never_listed(
         self, library: Library, shelf
     ) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import pytest
 
@@ -290,3 +290,23 @@ def test_a_source_deleted_during_the_run_stops_it_with_the_earlier_batches_kept(
     # The source is gone, so nothing is missing any more and a rerun has nothing to do.
     assert library.vector_coverage("model-new") == VectorCoverage(0, 0)
     assert ReindexService(library, NamedEmbedder("model-new")).reindex().embedded == 0
+
+
+def test_a_run_lists_the_missing_chunks_a_page_at_a_time(library: Library, book: Path) -> None:
+    ingest(library, book, NamedEmbedder("model-old"))
+    listed: list[int] = []
+    listing = library.unembedded_chunks
+
+    def recorded(model: str, source_id: str | None = None, limit: int | None = None) -> Any:
+        found = listing(model, source_id, limit)
+        listed.append(len(found))
+        return found
+
+    library.unembedded_chunks = recorded  # type: ignore[method-assign]
+    seen: list[tuple[int, int]] = []
+    report = ReindexService(library, NamedEmbedder("model-new"), batch_size=1, page_size=2).reindex(
+        lambda done, total: seen.append((done, total))
+    )
+    assert report.embedded == SECTIONS
+    assert listed == [2, 2, 1, 0], "pages of at most two, then an empty one"
+    assert seen == [(n, SECTIONS) for n in range(1, SECTIONS + 1)], "progress per batch"

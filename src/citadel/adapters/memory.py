@@ -198,7 +198,7 @@ class InMemoryLibrary:
         return VectorCoverage(chunks=len(current), missing=missing)
 
     def unembedded_chunks(
-        self, model: str, source_id: str | None = None
+        self, model: str, source_id: str | None = None, limit: int | None = None
     ) -> Sequence[UnembeddedChunk]:
         with self._lock:
             found = [
@@ -211,7 +211,7 @@ class InMemoryLibrary:
                 UnembeddedChunk(
                     c.chunk_id, self._sources[c.source_id].title, c.section_path, c.text
                 )
-                for c in found
+                for c in found[:limit]
             ]
 
     def store_vectors(

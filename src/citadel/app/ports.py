@@ -172,10 +172,11 @@ class VectorIndex(Protocol):
         ...
 
     def unembedded_chunks(
-        self, model: str, source_id: str | None = None
+        self, model: str, source_id: str | None = None, limit: int | None = None
     ) -> Sequence[UnembeddedChunk]:
         """The current chunks of live sources (of ``source_id`` only, when given) that have
-        no vector under ``model``, by source id then reading order."""
+        no vector under ``model``, by source id then reading order; the first ``limit``
+        of them when given (storing their vectors takes them off the list)."""
         ...
 
     def store_vectors(

@@ -31,6 +31,10 @@ from citadel.domain.chunking import embedding_key, embedding_text
 # Chunks per batch: what the ingest embeds at a time, and what a run loses at most
 # when it is interrupted.
 DEFAULT_BATCH = 256
+# Missing chunks listed at a time. Each listing reads past every chunk that has a
+# vector (2 s at 100k chunks, measured), so pages much smaller than this would
+# spend minutes listing; 4,096 texts are a few MiB.
+DEFAULT_PAGE = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,13 +56,19 @@ class ReindexService:
     """Fills in the configured model's missing vectors, for the whole library or a few sources."""
 
     def __init__(
-        self, vectors: VectorIndex, embedder: Embedder | None, *, batch_size: int = DEFAULT_BATCH
+        self,
+        vectors: VectorIndex,
+        embedder: Embedder | None,
+        *,
+        batch_size: int = DEFAULT_BATCH,
+        page_size: int = DEFAULT_PAGE,
     ) -> None:
-        if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
+        if batch_size < 1 or page_size < 1:
+            raise ValueError("batch_size and page_size must be at least 1")
         self._vectors = vectors
         self._embedder = embedder
         self._batch_size = batch_size
+        self._page_size = page_size
 
     def coverage(self) -> VectorCoverage | None:
         """How many current chunks the configured model's vectors cover; None when no
@@ -86,13 +96,27 @@ class ReindexService:
                 " to build; set CITADEL_EMBEDDER=minilm to use dense search"
             )
         started = time.perf_counter()
-        chunks = self._vectors.vector_coverage(embedder.name).chunks
-        pending = self._vectors.unembedded_chunks(embedder.name)
-        embedded, reused = self._store(embedder, pending, progress)
+        coverage = self._vectors.vector_coverage(embedder.name)
+        embedded = reused = 0
+        previous: set[str] = set()
+        # A page at a time, so a large library's texts are never all in memory:
+        # storing a page's vectors takes its chunks off the list of missing ones.
+        while page := self._vectors.unembedded_chunks(embedder.name, limit=self._page_size):
+            ids = {c.chunk_id for c in page}
+            if ids & previous:
+                raise RuntimeError("stored vectors did not take their chunks off the list")
+            before = embedded + reused
+
+            def tick(done: int, _: int, before: int = before) -> None:
+                if progress:
+                    progress(before + done, max(before + done, coverage.missing))
+
+            more_embedded, more_reused = self._store(embedder, page, tick, done=before)
+            embedded, reused, previous = embedded + more_embedded, reused + more_reused, ids
         return ReindexReport(
             model=embedder.name,
-            chunks=chunks,
-            had_vectors=max(chunks - len(pending), 0),
+            chunks=coverage.chunks,
+            had_vectors=coverage.chunks - coverage.missing,
             embedded=embedded,
             reused=reused,
             seconds=time.perf_counter() - started,
@@ -126,8 +150,13 @@ class ReindexService:
         embedder: Embedder,
         pending: Sequence[UnembeddedChunk],
         progress: ProgressCallback | None,
+        *,
+        done: int = 0,
     ) -> tuple[int, int]:
-        """Embed and store ``pending`` batch by batch; (texts embedded, chunks reused)."""
+        """Embed and store ``pending`` batch by batch; (texts embedded, chunks reused).
+
+        ``done``: chunks stored before this call, for ``LibraryChanged``'s count.
+        """
         model = embedder.name
         embedded = reused = 0
         for start in range(0, len(pending), self._batch_size):
@@ -145,9 +174,9 @@ class ReindexService:
                 self._vectors.store_vectors(model, [c.chunk_id for c in batch], keys, matrix)
             except ValueError as exc:  # a chunk is gone: deleted or pruned since the listing
                 raise LibraryChanged(
-                    f"the library changed during the reindex ({exc}); the {start:,} vectors"
-                    " stored before are kept: run it again to continue",
-                    stored=start,
+                    f"the library changed during the reindex ({exc}); the {done + start:,}"
+                    " vectors stored before are kept: run it again to continue",
+                    stored=done + start,
                 ) from exc
             embedded += len(fresh)
             reused += len(batch) - len(fresh)

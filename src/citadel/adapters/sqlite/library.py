@@ -375,7 +375,7 @@ class SqliteLibrary:
         return coverage
 
     def unembedded_chunks(
-        self, model: str, source_id: str | None = None
+        self, model: str, source_id: str | None = None, limit: int | None = None
     ) -> Sequence[UnembeddedChunk]:
         # Two statements, not "? IS NULL OR": with that, SQLite scans every chunk even
         # for one source (the ingest asks once per unchanged file).
@@ -385,8 +385,12 @@ class SqliteLibrary:
             " JOIN sources s ON s.source_id = c.source_id AND c.version = s.current_version"
             f" WHERE s.deleted = 0{only} AND NOT EXISTS"
             " (SELECT 1 FROM embeddings e WHERE e.key = c.embed_key AND e.model = ?)"
-            " ORDER BY c.source_id, c.ordinal",
-            (model,) if source_id is None else (source_id, model),
+            " ORDER BY c.source_id, c.ordinal LIMIT ?",
+            (
+                (model, -1 if limit is None else limit)
+                if source_id is None
+                else (source_id, model, -1 if limit is None else limit)
+            ),
         ).fetchall()
         return [
             UnembeddedChunk(
