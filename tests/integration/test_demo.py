@@ -60,3 +60,26 @@ def test_apt_fallback_is_skipped_cleanly_without_apt(tmp_path: Path) -> None:
         assert demo._apt_download(tmp_path) == ()
     finally:
         os.environ["PATH"] = path
+
+
+def test_a_library_from_an_older_citadel_gets_a_clear_way_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import sqlite3
+
+    from rich.console import Console
+
+    home = tmp_path / "demo-home"
+    home.mkdir()
+    with sqlite3.connect(home / "citadel.db") as old:  # what session 1's schema left
+        old.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        old.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))
+    monkeypatch.setenv("CITADEL_EMBEDDER", "hashing")
+    shown = io.StringIO()
+    assert demo.run_demo(home, Console(file=shown, width=200)) == 2
+    text = shown.getvalue()
+    assert "has schema 1, this citadel needs" in text
+    assert f"delete {home} and run the demo again" in text

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from citadel.app.answer import AnswerRequest
-from citadel.app.errors import IngestError
+from citadel.app.errors import AppError
 from citadel.app.ingest import IngestOptions
 from citadel.bootstrap import build
-from citadel.config import Settings
+from citadel.config import ConfigError, Settings
 from citadel.domain.model import Actor, Role, SearchRequest
 from citadel.entrypoints import render
 
@@ -113,15 +114,23 @@ def _python_reference(workdir: Path) -> Path:
 def run_demo(home: Path, console: Console) -> int:
     library = find_library(home)
     console.print(f"Library: {library.origin}")
-    settings = Settings.from_env(os.environ).with_overrides(home=home, generator="extractive")
-    services = build(settings)
+    try:
+        settings = Settings.from_env(os.environ).with_overrides(home=home, generator="extractive")
+        services = build(settings)
+    except (ConfigError, AppError) as exc:
+        # The usual one: a library left by an older citadel (another schema).
+        console.print(
+            f"[red]cannot open the demo's library:[/red] {escape(str(exc))}\n"
+            f"It holds only the demo's book: delete {escape(str(home))} and run the demo again."
+        )
+        return 2
     actor = Actor(user_id="demo", tenant=settings.tenant, role=Role.ADMIN)
     try:
         for book in library.books:
             try:
                 report = services.ingest.ingest(book, IngestOptions(tenant=settings.tenant))
-            except IngestError as exc:
-                console.print(f"[red]could not ingest[/red] {exc}")
+            except AppError as exc:
+                console.print(f"[red]could not ingest[/red] {escape(str(exc))}")
                 return 1
             console.print(
                 f"Ingested {report.title!r} ({report.status}): {report.pages} pages,"
