@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import sqlite3
 import threading
@@ -18,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import hnswlib  # type: ignore[import-untyped]
 import numpy as np
 import numpy.typing as npt
 import pytest
@@ -432,3 +434,62 @@ def test_a_background_build_that_fails_leaves_searches_exact(
     assert not any(graph_calls)
     served.close()
     exact.close()
+
+
+def test_a_save_that_fails_oddly_still_installs_the_index(
+    shelf: Shelf, graph_calls: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """hnswlib raises TypeError for a path it cannot convert; the build must not stick."""
+
+    def odd(self: Any, path: str) -> None:
+        raise TypeError("incompatible function arguments")
+
+    monkeypatch.setattr(hnswlib.Index, "save_index", odd)
+    served = SqliteLibrary(shelf.path, hnsw_min_vectors=THRESHOLD, hnsw_background=True)
+    q = queries(1)[0]
+    search(served, q)
+    index = index_of(served)
+    assert index.wait_built(30)
+    assert not building(index)
+    assert search(served, q) and graph_calls[-1], "installed and searched, though not saved"
+    assert not shelf.path.with_name("library.db.hnsw").exists()
+    served.close()  # tries to save again: logs the failure, raises nothing
+
+
+def test_close_waits_for_a_background_write_and_leaves_no_temporary_file(
+    shelf: Shelf, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writing, release = threading.Event(), threading.Event()
+    original = HnswIndex._write
+
+    def slow(self: HnswIndex, *args: Any) -> bool:
+        writing.set()
+        assert release.wait(30)
+        return original(self, *args)
+
+    monkeypatch.setattr(HnswIndex, "_write", slow)
+    served = SqliteLibrary(shelf.path, hnsw_min_vectors=THRESHOLD, hnsw_background=True)
+    search(served, queries(1)[0])
+    assert writing.wait(30), "the build reached its write"
+    closer = threading.Thread(target=served.close)
+    closer.start()
+    closer.join(0.3)
+    assert closer.is_alive(), "close waits for the write in flight"
+    release.set()
+    closer.join(30)
+    assert not closer.is_alive()
+    folder = shelf.path.parent
+    assert not list(folder.glob("library.db.hnsw*.tmp-*"))
+    assert (folder / "library.db.hnsw").exists() and (folder / "library.db.hnsw.json").exists()
+
+
+def test_temporary_files_of_dead_processes_are_removed_on_open(shelf: Shelf) -> None:
+    folder = shelf.path.parent
+    dead = folder / "library.db.hnsw.tmp-999999999"
+    dead_sidecar = folder / "library.db.hnsw.json.tmp-999999999"
+    mine = folder / f"library.db.hnsw.tmp-{os.getpid()}"
+    for path in (dead, dead_sidecar, mine):
+        path.write_bytes(b"half a file")
+    SqliteLibrary(shelf.path, hnsw_min_vectors=THRESHOLD).close()
+    assert not dead.exists() and not dead_sidecar.exists()
+    assert mine.exists(), "this process's own temporary name is left alone"

@@ -516,3 +516,14 @@ def test_another_tenants_user_sees_nothing_of_this_one(
     foreign = cli("sources", "acl", "--home", str(home), runbook, "--set", "", "--as", "gus")
     assert foreign.exit_code == 1
     assert f"no source {runbook}" in foreign.stderr
+
+
+def test_titles_that_look_like_terminal_markup_are_printed_as_text(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    first, second = tmp_path / "a.md", tmp_path / "b.md"
+    first.write_text("# [/bold] Handbook [red]\n\nRestart one worker at a time.\n", "utf-8")
+    second.write_text("# Queues\n\nThe workers keep their state in one queue.\n", "utf-8")
+    outcome = cli("ingest", "--home", str(home), str(first), str(second))
+    assert outcome.exit_code == 0, outcome.stderr
+    assert "[/bold] Handbook [red]" in outcome.stderr
+    assert "Queues" in outcome.stderr, "the next file is ingested too"

@@ -82,4 +82,13 @@ def test_a_library_from_an_older_citadel_gets_a_clear_way_out(
     assert demo.run_demo(home, Console(file=shown, width=200)) == 2
     text = shown.getvalue()
     assert "has schema 1, this citadel needs" in text
-    assert f"delete {home} and run the demo again" in text
+    assert f"delete {home} and run it again" in text
+    # A library named by CITADEL_DB is not the demo's to delete: no such advice.
+    monkeypatch.setenv("CITADEL_DB", str(home / "citadel.db"))
+    shown = io.StringIO()
+    assert demo.run_demo(tmp_path / "other", Console(file=shown, width=200)) == 2
+    assert "has schema 1" in shown.getvalue() and "delete" not in shown.getvalue()
+    monkeypatch.setenv("CITADEL_DB", "postgresql://u@localhost/citadel")
+    shown = io.StringIO()
+    assert demo.run_demo(home, Console(file=shown, width=200)) == 2
+    assert "configuration error" in shown.getvalue() and "Library:" not in shown.getvalue()

@@ -112,7 +112,7 @@ def ingest(
                 emit(render.ingest_json(report))
             else:
                 err.print(
-                    f"[green]{report.status}[/green] {render.terminal_safe(report.title)}"
+                    f"[green]{report.status}[/green] {escape(render.terminal_safe(report.title))}"
                     f" — source {report.source_id} v{report.version}:"
                     f" {report.pages} pages, {report.sections} sections, {report.chunks} chunks"
                 )

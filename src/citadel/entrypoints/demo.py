@@ -112,17 +112,20 @@ def _python_reference(workdir: Path) -> Path:
 
 
 def run_demo(home: Path, console: Console) -> int:
+    try:
+        settings = Settings.from_env(os.environ).with_overrides(home=home, generator="extractive")
+    except ConfigError as exc:
+        console.print(f"[red]configuration error:[/red] {escape(str(exc))}")
+        return 2
     library = find_library(home)
     console.print(f"Library: {library.origin}")
     try:
-        settings = Settings.from_env(os.environ).with_overrides(home=home, generator="extractive")
         services = build(settings)
-    except (ConfigError, AppError) as exc:
-        # The usual one: a library left by an older citadel (another schema).
-        console.print(
-            f"[red]cannot open the demo's library:[/red] {escape(str(exc))}\n"
-            f"It holds only the demo's book: delete {escape(str(home))} and run the demo again."
-        )
+    except AppError as exc:
+        console.print(f"[red]cannot open the library:[/red] {escape(str(exc))}")
+        if not settings.db:  # the demo's own folder (no CITADEL_DB), e.g. an older schema
+            where = escape(str(home))
+            console.print(f"It holds only the demo's book: delete {where} and run it again.")
         return 2
     actor = Actor(user_id="demo", tenant=settings.tenant, role=Role.ADMIN)
     try:

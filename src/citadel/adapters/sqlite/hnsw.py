@@ -29,6 +29,7 @@ die with the process.
 from __future__ import annotations
 
 import base64
+import glob
 import json
 import logging
 import os
@@ -103,6 +104,9 @@ class HnswIndex:
         self._building = False
         self._closed = False
         self._built_event = threading.Event()
+        self._writing = threading.Lock()
+        """Held while a background build writes its file; ``close`` waits for it."""
+        self._remove_stale_temporaries()
 
     @property
     def building(self) -> bool:
@@ -165,9 +169,10 @@ class HnswIndex:
         return np.asarray(labels[0], dtype=np.int64)
 
     def close(self) -> None:
-        """Save unsaved changes; a background build still running is abandoned (its
-        thread exits without installing or saving; the next start builds again)."""
-        with self._lock:
+        """Save unsaved changes. A background build still running is abandoned (its
+        thread exits without installing or saving; the next start builds again); one
+        already writing its file is waited for, so no half-written file is left."""
+        with self._writing, self._lock:
             self._closed = True
             if self._index is not None and self._unsaved:
                 self._save()
@@ -196,23 +201,21 @@ class HnswIndex:
         def build() -> None:
             try:
                 index = self._built(rowids, vectors)
-            except Exception as exc:  # searches stay exact; the next change tries again
-                log.warning("could not build the HNSW index %s: %s", self.path, exc)
-                index = None
-            # Written before it is installed, outside the lock: no other thread sees
-            # this index yet, and searches need not wait the second a save takes.
-            saved = (
-                index is not None
-                and not self._closed
-                and self._write(index, model, dimension, generation, rowids, prints)
-            )
-            with self._lock:
-                try:
-                    if index is not None and not self._closed:
+                # Written before it is installed, outside the index lock: no other
+                # thread sees this index yet, so searches need not wait for the save.
+                with self._writing:
+                    saved = not self._closed and self._write(
+                        index, model, dimension, generation, rowids, prints
+                    )
+                with self._lock:
+                    if not self._closed:
                         self._install(model, dimension, index, rowids, prints)
                         self._generation = generation
                         self._unsaved = 0 if saved else int(rowids.size)
-                finally:
+            except Exception as exc:  # searches stay exact; the next change tries again
+                log.warning("could not build the HNSW index %s: %s", self.path, exc)
+            finally:
+                with self._lock:
                     self._building = False
                     self._built_event.set()
 
@@ -329,6 +332,14 @@ class HnswIndex:
         ):
             self._unsaved = 0
 
+    def _remove_stale_temporaries(self) -> None:
+        """Delete the temporary files of writes that a dead process left behind."""
+        for stem in (self.path.name, self.sidecar.name):
+            for temp in self.path.parent.glob(f"{glob.escape(stem)}.tmp-*"):
+                pid = temp.name.rsplit("-", 1)[-1]
+                if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+                    temp.unlink(missing_ok=True)
+
     def _write(
         self,
         index: Any,
@@ -361,13 +372,23 @@ class HnswIndex:
             temp_sidecar.write_text(json.dumps(meta), encoding="utf-8")
             os.replace(temp, self.path)
             os.replace(temp_sidecar, self.sidecar)
-        except (OSError, RuntimeError) as exc:
+        except Exception as exc:  # OSError, hnswlib's RuntimeError or TypeError (a path)
             # The index in memory stays right; the next start replays or rebuilds.
             log.warning("could not save the HNSW index %s: %s", self.path, exc)
             temp.unlink(missing_ok=True)
             temp_sidecar.unlink(missing_ok=True)
             return False
         return True
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, owned by someone else
+        return True
+    return True
 
 
 def _crc32(path: Path) -> int:

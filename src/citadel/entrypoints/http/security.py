@@ -1,9 +1,11 @@
 """Browser sessions, CSRF tokens and per-user rate limits (stdlib only, in memory).
 
 Sessions are stateless signed cookies: ``base64url(json).base64url(hmac)``
-over the user's name, an expiry and a per-session CSRF secret. The user is
-looked up again on every request, so disabling a user ends its sessions at
-once. Form posts carry the CSRF token in a hidden field: signed in, it must
+over the user's name, an expiry, a per-session CSRF secret and a stamp of the
+API token the user signed in with. The user is looked up again on every
+request: a disabled user's sessions stop acting at once (and act again if it is
+enabled before they expire); replacing the token (``users rotate``) ends them
+for good. Form posts carry the CSRF token in a hidden field: signed in, it must
 equal the session's secret (a synchronizer token); before signing in, it
 must equal the signed ``citadel_csrf`` cookie (a signed double submit).
 Both cookies are ``HttpOnly`` and ``SameSite=Strict``, and ``Secure`` unless
