@@ -8,18 +8,14 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
     TaskID,
-    TextColumn,
-    TimeElapsedColumn,
 )
 
 from citadel.app.evaluation import EvaluationReport, RetrievalEvaluation
 from citadel.bootstrap import build, load_beir_dataset
 from citadel.config import Settings
 from citadel.domain.model import SearchMode
+from citadel.entrypoints.cli_support import progress_bar
 
 
 def run_retrieval_evaluation(
@@ -42,14 +38,7 @@ def run_retrieval_evaluation(
         limits = replace(settings.limits, max_results=1000)
         services = build(replace(settings, home=where, db="", limits=limits))
         try:
-            with Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=console,
-                transient=True,
-            ) as progress:
+            with progress_bar(console) as progress:
                 tasks: dict[str, TaskID] = {}
 
                 def tick(stage: str, done: int, total: int) -> None:

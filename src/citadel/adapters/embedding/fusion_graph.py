@@ -27,6 +27,7 @@ with the reason. Nothing here raises.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -415,12 +416,7 @@ class _Graph:
         return shape
 
     def constant(self, name: str) -> npt.NDArray[np.generic] | None:
-        if name in self.initializers:
-            return numpy_helper.to_array(self.initializers[name])
-        node = self.producer.get(name)
-        if node is not None and node.op_type == "Constant" and node.attribute[0].name == "value":
-            return numpy_helper.to_array(node.attribute[0].t)
-        return None
+        return constant_value(name, self.initializers, self.producer)
 
     def scalar(self, name: str) -> float | None:
         value = self.constant(name)
@@ -496,6 +492,20 @@ def _ints(node: onnx.NodeProto, name: str) -> list[int] | None:
     for attribute in node.attribute:
         if attribute.name == name and attribute.type == onnx.AttributeProto.INTS:
             return [int(i) for i in attribute.ints]
+    return None
+
+
+def constant_value(
+    name: str,
+    initializers: Mapping[str, onnx.TensorProto],
+    producer: Mapping[str, onnx.NodeProto],
+) -> npt.NDArray[np.generic] | None:
+    """The value of ``name`` when it is an initializer or a Constant node's output."""
+    if name in initializers:
+        return numpy_helper.to_array(initializers[name])
+    node = producer.get(name)
+    if node is not None and node.op_type == "Constant" and node.attribute[0].name == "value":
+        return numpy_helper.to_array(node.attribute[0].t)
     return None
 
 

@@ -35,7 +35,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from citadel.adapters.embedding.fusion_graph import DOMAIN, live_nodes
+from citadel.adapters.embedding.fusion_graph import DOMAIN, constant_value, live_nodes
 
 _SQRT2 = math.sqrt(2.0)
 
@@ -109,12 +109,7 @@ class _Graph:
         self.added: list[onnx.TensorProto] = []
 
     def constant(self, name: str) -> np.ndarray | None:
-        if name in self.initializers:
-            return numpy_helper.to_array(self.initializers[name])
-        node = self.producer.get(name)
-        if node is not None and node.op_type == "Constant" and node.attribute[0].name == "value":
-            return numpy_helper.to_array(node.attribute[0].t)
-        return None
+        return constant_value(name, self.initializers, self.producer)
 
     def int8_products(self) -> list[_Product]:
         products = []
