@@ -12,6 +12,7 @@ from citadel.domain.audit import (
     AuditRecord,
     ChainReport,
     CitationAudit,
+    MalformedHead,
     manifest_entries,
     manifest_rows,
     verify_chain,
@@ -94,7 +95,13 @@ class AuditService:
         raise NotFound(f"answer {answer_id} has no citation {ref}")
 
     def verify(self) -> ChainReport:
-        return verify_chain(self._log.entries(), self._log.head())
+        """Every record and the head; a head that cannot be read is a broken chain."""
+        head: tuple[int, str] | MalformedHead
+        try:
+            head = self._log.head()
+        except MalformedHead as exc:
+            head = exc
+        return verify_chain(self._log.entries(), head)
 
     def replay(self, answer_id: str, actor: Actor) -> ReplayReport:
         """Re-validate the stored output against the stored manifest with today's limits."""
