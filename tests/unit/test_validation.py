@@ -169,6 +169,25 @@ CASES: list[tuple[str, object, Manifest, Limits, RejectionReason]] = [
     ("html comment", one("Hidden <!-- note --> text."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
     ("html entity", one("Escaped &lt;b&gt; text."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
     ("numeric entity", one("Escaped &#60;b&#x3e; text."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    # -- markup as the HTML tokenizer reads it, whatever the tag's name
+    (
+        "a thread repr is a start tag",
+        one("Worker <Thread(worker 1, started 123145)> running"),
+        MANIFEST,
+        Limits(),
+        R.MARKUP_IN_TEXT,
+    ),
+    ("svg onload", one("An <svg/onload=alert(1)> here."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    ("img onerror", one("<img src=x onerror=alert(1)>"), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    ("mixed-case script", one("<ScRiPt>alert(1)</ScRiPt>"), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    ("unterminated tag", one("Plain, then <a href=x"), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    ("unterminated comment", one("Plain, then <!-- x"), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    ("end tag open", one("Plain, then </"), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    ("empty end tag", one("Plain </> text."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    ("doctype", one("<!DOCTYPE html> text."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    ("processing instruction", one("<?php x ?> text."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    ("cdata", one("<![CDATA[x]]> text."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    ("less-than then a letter", one("Loop while i<n holds."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
     # -- citations
     ("evidence_ids a string", one(refs="E1"), MANIFEST, Limits(), R.CITATIONS_NOT_A_LIST),
     (
@@ -293,6 +312,15 @@ def test_a_valid_answer_is_accepted_with_text_trimmed_and_refs_kept_in_order() -
     ]
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["Assign with x <- c(1, 2) in R.", "If a < b and c > d, stop.", "Loop while i<10 holds."],
+)
+def test_less_than_that_opens_no_tag_is_accepted(text: str) -> None:
+    verdict = validate_candidate(one(text), MANIFEST, Limits())
+    assert isinstance(verdict, Accepted), verdict
+
+
 def test_the_same_ref_may_be_cited_by_several_segments() -> None:
     payload = {"segments": [seg("One."), seg("Two.")]}
     assert isinstance(validate_candidate(payload, MANIFEST, Limits()), Accepted)
@@ -384,6 +412,7 @@ FORBIDDEN = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}
 # An independent, deliberately simple oracle for things that must never be accepted.
 OBVIOUS_LINK = re.compile(
     r"(?i)://[a-z0-9]|\bwww\.[a-z0-9]|\bjavascript\s*:|<\s*/?[a-z!][^<>]*>|\[[^\]\n]*\]\("
+    r"|<[a-z/!?]"  # the HTML tokenizer leaves text at "<" + a letter, "/", "!" or "?"
 )
 
 

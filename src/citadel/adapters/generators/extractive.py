@@ -24,8 +24,11 @@ _SPACE = re.compile(r"\s+")
 class ExtractiveGenerator:
     name = "extractive"
     model = "extractive"
-    prompt_version = "extractive/1"
-    """Bump when the sentence choice changes, so cached answers are not reused."""
+    prompt_version = "extractive/2"
+    """Bump when the sentence choice changes, so cached answers are not reused.
+
+    2: a sentence with HTML markup as the tokenizer reads it (``<Thread(worker 1, ...)>``,
+    ``i<n``) is no longer quoted."""
 
     def __init__(self, limits: Limits | None = None, *, max_sentences: int = 3) -> None:
         self._limits = limits or Limits()
@@ -46,6 +49,8 @@ class ExtractiveGenerator:
         for rank, item in enumerate(request.evidence):
             for start, end in split_sentences(item.passage):
                 text = _SPACE.sub(" ", item.passage[start:end]).strip()
+                # The validator's own display check, so the one definition of markup
+                # decides: a sentence it would refuse is never quoted.
                 if len(text.split()) >= 6 and check_display_text(text, self._limits) is None:
                     sentences.append((rank, item.ref, text))
         if not sentences:
