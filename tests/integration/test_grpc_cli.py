@@ -165,8 +165,21 @@ def handshake(certs: Path, address: str, version: ssl.TLSVersion) -> str:
         return str(tls.version())
 
 
+def add_user(home: Path, name: str) -> str:
+    """``citadel users add NAME --tenant acme``; the user's token."""
+    added = CliRunner().invoke(
+        app,
+        ["users", "add", name, "--tenant", "acme", "--json", "--home", str(home)],
+        env=CLEAN_ENV,
+    )
+    assert added.exit_code == 0, added.stderr
+    return str(json.loads(added.stdout)["token"])
+
+
 def test_split_mode_across_processes(library: tuple[Path, Path]) -> None:
     certs, home = library
+    # The services confirm the actor the edge asserts against the user store.
+    add_user(home, "rita")
     retrieval, retrieval_at = start(home, "--certs", str(certs), "--retrieval", "127.0.0.1:0")
     try:
         # The command applies the TLS policy itself, before gRPC starts in its process.
@@ -207,16 +220,30 @@ def free_port() -> int:
 
 
 def http(method: str, url: str, token: str = "", body: object = None) -> tuple[int, Any]:
+    status, _, parsed = http_full(method, url, token, body)
+    return status, parsed
+
+
+def http_full(
+    method: str,
+    url: str,
+    token: str = "",
+    body: object = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, Any, Any]:
+    """One request; its status, its reply headers and its JSON body."""
     data = None if body is None else json.dumps(body).encode("utf-8")
     request = urllib.request.Request(url, data=data, method=method)
     request.add_header("Content-Type", "application/json")
     if token:
         request.add_header("Authorization", f"Bearer {token}")
+    for name, value in (headers or {}).items():
+        request.add_header(name, value)
     try:
         with urllib.request.urlopen(request, timeout=30) as reply:
-            return reply.status, json.loads(reply.read())
+            return reply.status, reply.headers, json.loads(reply.read())
     except urllib.error.HTTPError as failed:
-        return failed.code, json.loads(failed.read() or b"null")
+        return failed.code, failed.headers, json.loads(failed.read() or b"null")
 
 
 def start_edge(home: Path, *args: str) -> tuple[subprocess.Popen[bytes], str]:
@@ -290,5 +317,53 @@ def test_the_http_edge_answers_through_the_answer_service(library: tuple[Path, P
             if edge.poll() is None:
                 edge.kill()
             codes = (stop(answer), stop(retrieval))
+    assert stopped in (0, -signal.SIGTERM)
+    assert codes == (0, 0)
+
+
+def stop_edge(edge: subprocess.Popen[bytes]) -> int:
+    edge.send_signal(signal.SIGTERM)
+    try:
+        # uvicorn shuts down gracefully, then re-raises the signal it caught.
+        return edge.wait(timeout=20)
+    finally:
+        if edge.poll() is None:
+            edge.kill()
+
+
+EDGE_ACCEPTED_IDS = [
+    "trace:1",
+    "a.b_c-d:e",
+    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+    "x" * 128,
+]
+
+
+def test_split_mode_keeps_every_request_id_the_edge_accepts(library: tuple[Path, Path]) -> None:
+    """One request-id rule for every entrypoint: what the edge accepts, the services keep."""
+    certs, home = library
+    token = add_user(home, "rita")
+    retrieval, retrieval_at = start(home, "--certs", str(certs), "--retrieval", "127.0.0.1:0")
+    answer, answer_at = start(
+        home, "--certs", str(certs), "--answer", "127.0.0.1:0", "--retrieval-target", retrieval_at
+    )
+    edge, base = start_edge(home, "--answer-grpc", answer_at, "--certs", str(certs))
+    try:
+        question = {"search": {"query": "How do the flux capacitor workers restart?"}}
+        for request_id in EDGE_ACCEPTED_IDS:
+            status, headers, body = http_full(
+                "POST", f"{base}/v1/answer", token, question, {"X-Request-ID": request_id}
+            )
+            assert status == 200, (request_id, body)
+            assert headers["X-Request-ID"] == request_id == body["request_id"]
+        # An id the edge replaces is replaced once, by the edge, and the answer still comes.
+        status, headers, body = http_full(
+            "POST", f"{base}/v1/answer", token, question, {"X-Request-ID": "not a valid id"}
+        )
+        assert status == 200, body
+        assert headers["X-Request-ID"] == body["request_id"] != "not a valid id"
+    finally:
+        stopped = stop_edge(edge)
+        codes = (stop(answer), stop(retrieval))
     assert stopped in (0, -signal.SIGTERM)
     assert codes == (0, 0)

@@ -112,23 +112,37 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     settings = settings_for(root / "home")
     local = build(settings)
     local.ingest.ingest(note, IngestOptions(tenant=TENANT, url=URL))
+    # The services confirm every asserted actor against this store (see FORGED below).
+    local.users.add("rita", Role.READER, TENANT)
+    local.users.add("lib", Role.LIBRARIAN, TENANT)
+    local.users.add("olga", Role.ADMIN, "other-tenant")
+    local.users.add("dora", Role.READER, TENANT)
+    local.users.disable("dora")
+    local.users.add("otto", Role.READER, "globex")
     searches = CountingRetrieval(local)
     loop = Loop()
     retrieval_creds = grpc_server_credentials(certs, RETRIEVAL.server_name)
     answer_creds = grpc_server_credentials(certs, ANSWER.server_name)
     retrieval = loop.run(
         start_server(
-            RETRIEVAL, RetrievalServicer(searches).handler(), "127.0.0.1:0", retrieval_creds
+            RETRIEVAL,
+            RetrievalServicer(searches, local.users).handler(),
+            "127.0.0.1:0",
+            retrieval_creds,
         )
     )
     split = build(settings, retrieval=build_retrieval_client(settings, retrieval.address, certs))
     answer = loop.run(
-        start_server(ANSWER, AnswerServicer(local.answer).handler(), "127.0.0.1:0", answer_creds)
+        start_server(
+            ANSWER, AnswerServicer(local.answer, local.users).handler(), "127.0.0.1:0", answer_creds
+        )
     )
     split_answer = loop.run(
-        start_server(ANSWER, AnswerServicer(split.answer).handler(), "127.0.0.1:0", answer_creds)
+        start_server(
+            ANSWER, AnswerServicer(split.answer, split.users).handler(), "127.0.0.1:0", answer_creds
+        )
     )
-    admins_only = AnswerServicer(local.answer, frozenset({Role.LIBRARIAN, Role.ADMIN}))
+    admins_only = AnswerServicer(local.answer, local.users, frozenset({Role.LIBRARIAN, Role.ADMIN}))
     strict_answer = loop.run(
         start_server(ANSWER, admins_only.handler(), "127.0.0.1:0", answer_creds)
     )
@@ -297,6 +311,71 @@ def test_the_actors_scope_applies(deployment: Deployment) -> None:
     outsider = actor_metadata(Actor("olga", "other-tenant", Role.ADMIN))
     found = raw_call(deployment, deployment.retrieval, "edge-api", search_message(), outsider)
     assert list(found.results) == []
+
+
+# The actor is asserted by the calling service; the user store has the last word.
+FORGED = {
+    "an unregistered user": (Actor("mallory", TENANT, Role.ADMIN), "not registered"),
+    "a reader claiming a group": (
+        Actor("rita", TENANT, Role.READER, groups=frozenset({"ops"})),
+        "not in group",
+    ),
+    "a disabled user sent as active": (Actor("dora", TENANT, Role.READER), "disabled"),
+    "another tenant's user claiming admin": (Actor("otto", TENANT, Role.ADMIN), "tenant acme"),
+    "the CLI's local administrator": (Actor("local", TENANT, Role.ADMIN), "not registered"),
+}
+
+
+@pytest.mark.parametrize("case", list(FORGED))
+def test_a_forged_actor_is_refused_by_every_service(deployment: Deployment, case: str) -> None:
+    """A stolen service key cannot read as whoever it likes: each service asks its store."""
+    d = deployment
+    forged, reason = FORGED[case]
+    metadata = actor_metadata(forged)
+    before = len(d.searches.actors)
+    for server, request, peer in (
+        (d.retrieval, search_message(), "edge-api"),
+        (d.retrieval, search_message(), "answer-service"),
+        (d.answer, answer_message(), "edge-api"),
+        (d.split_answer, answer_message(), "edge-api"),
+    ):
+        details = refused(grpc.StatusCode.PERMISSION_DENIED, d, server, peer, request, metadata)
+        assert reason in details
+    assert d.searches.actors[before:] == [], "nothing was searched for a forged actor"
+
+
+def test_a_forged_actor_is_refused_through_the_clients(deployment: Deployment) -> None:
+    d = deployment
+    other_tenant, _ = FORGED["another tenant's user claiming admin"]
+    client = GrpcRetrievalClient(d.retrieval.address, load_identity(d.certs, "answer-service"))
+    try:
+        with pytest.raises(Forbidden, match="tenant acme"):
+            client.search(SearchRequest("flux capacitor restart"), other_tenant)
+        # The genuine user, on the same channel, still searches.
+        assert client.search(SearchRequest("flux capacitor restart"), READER).results
+    finally:
+        client.close()
+    grouped, _ = FORGED["a reader claiming a group"]
+    edge = GrpcAnswerClient(d.split_answer.address, load_identity(d.certs, "edge-api"))
+    try:
+        with pytest.raises(Forbidden, match="not in group"):
+            d.loop.run(edge.answer(AnswerRequest(SearchRequest(QUESTION)), grouped))
+    finally:
+        d.loop.run(edge.aclose())
+
+
+def test_the_genuine_actor_still_passes_every_service(deployment: Deployment) -> None:
+    d = deployment
+    genuine = d.local.users.actor("rita")
+    assert genuine == READER
+    metadata = actor_metadata(genuine, "trace:1")
+    for peer in ("edge-api", "answer-service"):
+        found = raw_call(d, d.retrieval, peer, search_message(), metadata)
+        assert found.results and "flux capacitor" in found.results[0].passage
+    for server in (d.answer, d.split_answer):
+        answered = raw_call(d, server, "edge-api", answer_message(), metadata)
+        assert answered.WhichOneof("outcome") == "answer"
+        assert answered.request_id == "trace:1"
 
 
 # --- requests ---------------------------------------------------------------

@@ -31,6 +31,7 @@ from citadel.domain.model import (
     SearchResult,
     UserStatus,
 )
+from citadel.domain.requests import is_valid_request_id
 from citadel.domain.selection import select_evidence
 from citadel.wire.convert import (
     answer_request_from_wire,
@@ -131,9 +132,14 @@ def test_a_disabled_or_under_privileged_actor_is_forbidden() -> None:
         actor_from_metadata(actor_metadata(ACTOR), ANSWER, frozenset({Role.ADMIN}))
 
 
-def test_a_malformed_request_id_is_refused() -> None:
-    with pytest.raises(InvalidRequest, match="x-request-id"):
-        request_id_from_metadata([("x-request-id", "a b\n")])
+def test_a_malformed_request_id_is_replaced_not_refused() -> None:
+    # The edge's rule (citadel.domain.requests): a bad id gets a fresh one, never a refusal.
+    fresh = request_id_from_metadata([("x-request-id", "a b\n")])
+    assert fresh != "a b\n" and is_valid_request_id(fresh)
+    assert request_id_from_metadata([("x-request-id", "trace:1")]) == "trace:1"
+    # A repeated request id is not a malformed actor: the actor still passes.
+    repeated = [*actor_metadata(ACTOR, "req-1"), ("x-request-id", "req-2")]
+    assert actor_from_metadata(repeated, RETRIEVAL) == ACTOR
 
 
 def test_a_search_request_round_trips() -> None:

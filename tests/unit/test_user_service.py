@@ -14,6 +14,7 @@ from citadel.adapters.memory import InMemoryUsers
 from citadel.adapters.sqlite.database import Database
 from citadel.adapters.sqlite.users import SqliteUsers
 from citadel.app.errors import (
+    Forbidden,
     InvalidRequest,
     NotFound,
     Unauthenticated,
@@ -217,3 +218,39 @@ def test_the_domain_refuses_invalid_users_too() -> None:
             status=UserStatus.ACTIVE,
             created_at=CREATED,
         )
+
+
+# --- confirming an actor a caller asserts (the gRPC services) ----------------
+
+
+def test_confirm_gives_the_stored_actor_for_a_genuine_assertion(service: UserService) -> None:
+    service.add("ada", Role.LIBRARIAN, "acme", ["ops", "sre"])
+    genuine = service.actor("ada")
+    assert service.confirm(genuine) == genuine
+    # Claiming less than the store grants runs with less, never with more.
+    fewer = dataclasses.replace(genuine, groups=frozenset({"ops"}))
+    assert service.confirm(fewer) == fewer
+
+
+@pytest.mark.parametrize(
+    ("asserted", "message"),
+    [
+        (Actor("mallory", "acme", Role.ADMIN), "not registered"),
+        (Actor("rita", "acme", Role.READER, groups=frozenset({"ops"})), "not in group"),
+        (Actor("dora", "acme", Role.READER), "disabled"),
+        (Actor("otto", "acme", Role.ADMIN), "tenant acme"),
+        (Actor("otto", "globex", Role.ADMIN), "role admin"),
+        (Actor("rita", "acme", Role.LIBRARIAN), "role librarian"),
+        (Actor("rita", "acme", Role.READER, UserStatus.DISABLED), "disabled"),
+        (Actor("local", "acme", Role.ADMIN), "not registered"),  # the CLI's administrator
+    ],
+)
+def test_confirm_refuses_what_the_store_does_not_grant(
+    service: UserService, asserted: Actor, message: str
+) -> None:
+    service.add("rita", Role.READER, "acme")
+    service.add("dora", Role.READER, "acme")
+    service.disable("dora")
+    service.add("otto", Role.READER, "globex")
+    with pytest.raises(Forbidden, match=message):
+        service.confirm(asserted)

@@ -5,6 +5,15 @@ A token is shown once, when the user is added or the token replaced; the
 store keeps only its sha256. Names are unique across tenants: a name alone
 identifies a user. A browser session carries a stamp of the token it signed
 in with, so replacing a token (a leaked one, say) also ends those sessions.
+
+A service that is told who the user is — the gRPC services, whose callers
+assert an actor in metadata — does not take the caller's word for it:
+:meth:`UserService.confirm` checks the asserted actor against the store. Its
+mutual-TLS certificate proves which service is calling; the store decides who
+the user is, so a stolen service key does not read every tenant. Only users of
+the store can be asserted: the CLI's local administrator (``user_id="local"``,
+never in the store) and the evaluation actor exist only inside one process and
+are refused over gRPC.
 """
 
 from __future__ import annotations
@@ -14,7 +23,14 @@ import hmac
 import secrets
 from collections.abc import Iterable, Sequence
 
-from citadel.app.errors import InvalidRequest, NotFound, Unauthenticated, UserDisabled, UserExists
+from citadel.app.errors import (
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    Unauthenticated,
+    UserDisabled,
+    UserExists,
+)
 from citadel.app.ports import Clock, UserStore
 from citadel.domain.errors import InvalidValue
 from citadel.domain.model import Actor, Role, UserStatus
@@ -131,6 +147,37 @@ class UserService:
         if user is None:
             raise Unauthenticated(f"no user {name}")
         return self._active(user)
+
+    def confirm(self, asserted: Actor) -> Actor:
+        """The actor a call runs for when a caller asserts ``asserted``; ``Forbidden`` unless
+        the store agrees.
+
+        Refused: a user the store does not have, a user the store has disabled
+        (whatever status was asserted), and any claim beyond what the store
+        grants — another tenant, another role, a group the user is not in. An
+        actor claiming fewer groups than the user has runs with those (least
+        privilege: never more than the caller asked for or the store grants).
+        """
+        user = self._store.get(asserted.user_id)
+        name = asserted.user_id
+        if user is None:
+            raise Forbidden(f"user {name} is not registered here; nothing runs on its behalf")
+        if not user.active or asserted.status is not UserStatus.ACTIVE:
+            raise Forbidden(f"user {name} is disabled; nothing runs on its behalf")
+        if asserted.tenant != user.tenant:
+            raise Forbidden(f"user {name} does not belong to tenant {asserted.tenant}")
+        if asserted.role is not user.role:
+            raise Forbidden(f"user {name} does not have role {asserted.role.value}")
+        beyond = asserted.groups - user.groups
+        if beyond:
+            raise Forbidden(f"user {name} is not in group(s) {', '.join(sorted(beyond))}")
+        return Actor(
+            user_id=user.name,
+            tenant=user.tenant,
+            role=user.role,
+            status=user.status,
+            groups=asserted.groups,
+        )
 
     @staticmethod
     def _active(user: User) -> Actor:

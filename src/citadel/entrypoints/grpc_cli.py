@@ -103,7 +103,8 @@ def serve_grpc(
     ] = None,
 ) -> None:
     """Serve Retrieval and/or Answer over gRPC: mutual TLS 1.3 only, exact SAN allowlists
-    (Answer: edge-api; Retrieval: edge-api, answer-service), actor validated per call."""
+    (Answer: edge-api; Retrieval: edge-api, answer-service), and each call's actor
+    confirmed by this library's user store (unknown, disabled or over-claiming: refused)."""
     if retrieval is None and answer is None:
         err.print("[red]error:[/red] give --retrieval HOST:PORT, --answer HOST:PORT or both")
         raise typer.Exit(2)
@@ -134,11 +135,11 @@ def serve_grpc(
 
     starting = []
     if retrieval is not None and retrieval_credentials is not None:
-        handler = RetrievalServicer(services.search, admitted).handler()
+        handler = RetrievalServicer(services.search, services.users, admitted).handler()
         address, creds = retrieval, retrieval_credentials
         starting.append(lambda: start_server(RETRIEVAL, handler, address, creds))
     if answer is not None and answer_credentials is not None:
-        answer_handler = AnswerServicer(services.answer, admitted).handler()
+        answer_handler = AnswerServicer(services.answer, services.users, admitted).handler()
         answer_address, answer_creds = answer, answer_credentials
         starting.append(lambda: start_server(ANSWER, answer_handler, answer_address, answer_creds))
 

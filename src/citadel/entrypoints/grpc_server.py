@@ -4,6 +4,15 @@ Thin, like every entrypoint: admit the call (the channel, then the actor; see
 ``citadel.wire.identity``), parse the message strictly, call one use case,
 serialise. Application errors map to statuses in one table; anything else is
 INTERNAL with no detail (it is logged here, never sent).
+
+The actor a caller asserts is not taken on its word: after its form is checked,
+the user store confirms it (``UserService.confirm``) — an unknown or disabled
+user, or a claim beyond the stored tenant, role and groups, is PERMISSION_DENIED.
+The certificate says which service calls; the store says who the user is. The
+legitimate callers assert store users only: the HTTP edge its authenticated
+users, and the Answer service (split mode) the same actor it was called for.
+The CLI's local administrator never goes over gRPC (CLI commands run their use
+cases in process) and, not being in the store, is refused if asserted.
 """
 
 from __future__ import annotations
@@ -13,7 +22,7 @@ import logging
 import signal
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import grpc
 import grpc.aio
@@ -52,6 +61,15 @@ from citadel.wire.identity import (
 log = logging.getLogger("citadel.grpc")
 T = TypeVar("T")
 
+
+class ConfirmsActors(Protocol):
+    """The user store's word on an asserted actor (``citadel.app.users.UserService``)."""
+
+    def confirm(self, asserted: Actor) -> Actor:
+        """The actor to run for; ``Forbidden`` for an unknown, disabled or over-claiming one."""
+        ...
+
+
 _STATUS: dict[type[AppError], grpc.StatusCode] = {
     InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
     Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
@@ -73,14 +91,20 @@ def status_for(error: AppError) -> grpc.StatusCode:
 async def _admitted(
     context: grpc.aio.ServicerContext[object, object],
     service: ServiceSpec,
+    users: ConfirmsActors,
     roles: frozenset[Role],
-    work: Callable[[Actor, str | None], Awaitable[T]],
+    work: Callable[[Actor, str], Awaitable[T]],
 ) -> T:
-    """Run ``work`` for an admitted call; otherwise end the call with the status that says why."""
+    """Run ``work`` for an admitted call; otherwise end the call with the status that says why.
+
+    Admitted: a peer on the service's allowlist, a well-formed active actor of
+    an admitted role, and that actor confirmed by the user store.
+    """
     try:
         check_peer(context.auth_context(), service)
         metadata = [(m[0], m[1]) for m in context.invocation_metadata() or ()]
-        actor = actor_from_metadata(metadata, service, roles)
+        asserted = actor_from_metadata(metadata, service, roles)
+        actor = await asyncio.to_thread(users.confirm, asserted)
         request_id = request_id_from_metadata(metadata)
         return await work(actor, request_id)
     except AppError as exc:
@@ -95,10 +119,13 @@ async def _admitted(
 
 
 class RetrievalServicer:
-    """``citadel.v1.Retrieval``: search within the actor's scope."""
+    """``citadel.v1.Retrieval``: search within the scope of the actor the store confirms."""
 
-    def __init__(self, search: Retrieval, roles: frozenset[Role] = ALL_ROLES) -> None:
+    def __init__(
+        self, search: Retrieval, users: ConfirmsActors, roles: frozenset[Role] = ALL_ROLES
+    ) -> None:
         self._search = search
+        self._users = users
         self._roles = roles
 
     async def search(
@@ -106,13 +133,13 @@ class RetrievalServicer:
         message: retrieval_pb2.SearchRequest,
         context: grpc.aio.ServicerContext[object, object],
     ) -> retrieval_pb2.SearchResponse:
-        async def run(actor: Actor, _: str | None) -> retrieval_pb2.SearchResponse:
+        async def run(actor: Actor, _: str) -> retrieval_pb2.SearchResponse:
             reject_unknown_fields(message)
             request = search_request_from_wire(message)
             result = await asyncio.to_thread(self._search.search, request, actor)
             return search_result_to_wire(result)
 
-        return await _admitted(context, RETRIEVAL, self._roles, run)
+        return await _admitted(context, RETRIEVAL, self._users, self._roles, run)
 
     def handler(self) -> grpc.GenericRpcHandler:
         return grpc.method_handlers_generic_handler(
@@ -128,10 +155,17 @@ class RetrievalServicer:
 
 
 class AnswerServicer:
-    """``citadel.v1.Answer``: an answer with proven citations, or the search and why not."""
+    """``citadel.v1.Answer``: an answer with proven citations, or the search and why not.
 
-    def __init__(self, answers: Answering, roles: frozenset[Role] = ALL_ROLES) -> None:
+    In split mode the answers search on Retrieval over gRPC for the same
+    (confirmed) actor, which Retrieval confirms again against its store.
+    """
+
+    def __init__(
+        self, answers: Answering, users: ConfirmsActors, roles: frozenset[Role] = ALL_ROLES
+    ) -> None:
         self._answers = answers
+        self._users = users
         self._roles = roles
 
     async def answer(
@@ -139,7 +173,7 @@ class AnswerServicer:
         message: answer_pb2.AnswerRequest,
         context: grpc.aio.ServicerContext[object, object],
     ) -> answer_pb2.AnswerResponse:
-        async def run(actor: Actor, request_id: str | None) -> answer_pb2.AnswerResponse:
+        async def run(actor: Actor, request_id: str) -> answer_pb2.AnswerResponse:
             reject_unknown_fields(message)
             request = answer_request_from_wire(message)
             result = await self._answers.answer(
@@ -147,7 +181,7 @@ class AnswerServicer:
             )
             return answer_result_to_wire(result)
 
-        return await _admitted(context, ANSWER, self._roles, run)
+        return await _admitted(context, ANSWER, self._users, self._roles, run)
 
     def handler(self) -> grpc.GenericRpcHandler:
         return grpc.method_handlers_generic_handler(

@@ -10,18 +10,23 @@ A call is admitted in two steps, both on every call:
 
 Metadata values are percent-encoded UTF-8 (gRPC metadata is ASCII); groups are
 comma-separated (a group name may not contain a comma).
+
+The request id (``x-request-id``) follows the rule of ``citadel.domain.requests``,
+the HTTP edge's too: a valid one is kept, anything else (missing, malformed,
+binary, sent twice) is replaced by a fresh id — never refused, so an id the edge
+accepts and forwards can never fail a call here.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-from citadel.app.errors import Forbidden, InvalidRequest, Unauthenticated
+from citadel.app.errors import Forbidden, Unauthenticated
 from citadel.domain.errors import InvalidValue
 from citadel.domain.model import Actor, Role, UserStatus
+from citadel.domain.requests import is_valid_request_id, request_id_or_new
 from citadel.domain.user import check_groups, check_name
 
 EDGE_API = "edge-api"
@@ -37,7 +42,6 @@ REQUEST_ID = "x-request-id"
 
 TLS13 = "TLSv1.3"
 ALL_ROLES = frozenset(Role)
-_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +102,10 @@ def check_peer(auth: AuthContext, service: ServiceSpec) -> str:
 
 
 def actor_metadata(actor: Actor, request_id: str | None = None) -> tuple[tuple[str, str], ...]:
-    """The metadata that carries ``actor`` (and a request id) to a service."""
+    """The metadata that carries ``actor`` (and a request id) to a service.
+
+    A request id the shared rule would replace is not sent (the service makes its own).
+    """
     pairs = [
         (USER_ID, _encode(actor.user_id)),
         (TENANT, _encode(actor.tenant)),
@@ -106,7 +113,7 @@ def actor_metadata(actor: Actor, request_id: str | None = None) -> tuple[tuple[s
         (STATUS, actor.status.value),
         (GROUPS, ",".join(_encode(g) for g in sorted(actor.groups))),
     ]
-    if request_id is not None:
+    if is_valid_request_id(request_id):
         pairs.append((REQUEST_ID, request_id))
     return tuple(pairs)
 
@@ -153,20 +160,20 @@ def actor_from_metadata(
     return Actor(user_id=user_id, tenant=tenant, role=role, status=status, groups=groups)
 
 
-def request_id_from_metadata(metadata: Metadata) -> str | None:
-    """The caller's request id, if it sent one; ``InvalidRequest`` when it is malformed."""
-    value = _single_values(metadata).get(REQUEST_ID)
-    if value is None:
-        return None
-    if not _REQUEST_ID.match(value):
-        raise InvalidRequest(f"{REQUEST_ID} must be 1 to 128 characters of A-Z a-z 0-9 . _ -")
-    return value
+def request_id_from_metadata(metadata: Metadata) -> str:
+    """The caller's request id when it sent exactly one valid id, else a fresh one.
+
+    The rule is ``citadel.domain.requests``'s, the HTTP edge's too: an invalid id
+    is replaced, never refused (and never echoed into logs).
+    """
+    sent = [value for key, value in metadata if key == REQUEST_ID]
+    return request_id_or_new(sent[0] if len(sent) == 1 else None)
 
 
 def _single_values(metadata: Metadata) -> dict[str, str]:
     values: dict[str, str] = {}
     for key, value in metadata:
-        if not key.startswith("x-citadel-") and key != REQUEST_ID:
+        if not key.startswith("x-citadel-"):
             continue
         if isinstance(value, bytes):
             raise Unauthenticated(f"metadata {key} must be text")

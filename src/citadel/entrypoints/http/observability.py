@@ -3,6 +3,14 @@
 Log lines carry the request id, method, route, status, duration and the
 user's name — never a query string (viewer links carry tokens), a body, a
 question, a passage or a credential.
+
+Records of third-party libraries (``pypdf`` and the like) and captured
+``warnings.warn`` calls are JSON lines too, but without their text: a
+library's message can quote the document it is reading (pypdf's warnings carry
+outline titles and object dumps), and even its format string may have been
+built from document text. Such a line keeps the logger, the level, a fixed
+message and where in the library it was raised (module, function and line; for
+a warning, its category and file) — enough to look it up, nothing of the text.
 """
 
 from __future__ import annotations
@@ -10,17 +18,19 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
-import re
+import os
+import sys
 import time
-import uuid
+import warnings
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TextIO
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from citadel.domain.requests import request_id_or_new
+
 REQUEST_ID_HEADER = "X-Request-ID"
-_VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
@@ -40,14 +50,30 @@ log = logging.getLogger("citadel.http")
 
 
 def request_id_from(header: str | None) -> str:
-    """The caller's id when it is short and plain, else a fresh one (never echo junk into logs)."""
-    if header and _VALID_REQUEST_ID.match(header):
-        return header
-    return uuid.uuid4().hex
+    """The caller's id when it is short and plain, else a fresh one (never echo junk into logs).
+
+    The rule is ``citadel.domain.requests``'s, the one the gRPC services apply too.
+    """
+    return request_id_or_new(header)
+
+
+OWN_LOGGERS = ("citadel", "uvicorn")
+"""Loggers whose messages are citadel's own (or the server's) and are logged as written."""
+
+WITHHELD = "third-party log record (message withheld: it may quote document text)"
+WARNINGS_LOGGER = "py.warnings"
+
+
+def _own(name: str) -> bool:
+    return any(name == own or name.startswith(own + ".") for own in OWN_LOGGERS)
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line; the request id and user come from the request's context."""
+    """One JSON object per line; the request id and user come from the request's context.
+
+    A record of any logger but citadel's and uvicorn's gets a fixed message and
+    its origin instead of its text (see the module's docstring).
+    """
 
     _EXTRAS = ("method", "route", "status", "duration_ms", "user", "error")
 
@@ -57,25 +83,62 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "logger": record.name,
             "request_id": record.__dict__.get("request_id") or request_id_var.get(),
-            "message": record.getMessage(),
         }
-        for key in self._EXTRAS:
-            if key in record.__dict__:
-                line[key] = record.__dict__[key]
+        if _own(record.name):
+            line["message"] = record.getMessage()
+            for key in self._EXTRAS:
+                if key in record.__dict__:
+                    line[key] = record.__dict__[key]
+        else:
+            line["message"] = WITHHELD
+            line["origin"] = f"{record.module}.{record.funcName}:{record.lineno}"
+            if record.name == WARNINGS_LOGGER and "category" in record.__dict__:
+                # Logged by ``_log_warning``: where the warning was raised, and its class.
+                line["origin"] = str(record.__dict__.get("origin"))
+                line["category"] = str(record.__dict__["category"])
         if record.exc_info and record.exc_info[0] is not None:
             line["exception"] = record.exc_info[0].__name__
         return json.dumps(line, ensure_ascii=False)
 
 
-def configure_logging(level: int = logging.INFO) -> None:
-    """JSON lines on stderr for citadel and uvicorn (whose access log is off: ours replaces it)."""
-    handler = logging.StreamHandler()
+def _log_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """``warnings.showwarning`` for the server: a JSON line with the category, never the text."""
+    logging.getLogger(WARNINGS_LOGGER).warning(
+        "warning",
+        extra={"category": category.__name__, "origin": f"{os.path.basename(filename)}:{lineno}"},
+    )
+
+
+def configure_logging(level: int = logging.INFO, stream: TextIO | None = None) -> None:
+    """JSON lines on ``stream`` (default stderr) for everything the server process logs.
+
+    citadel's and uvicorn's loggers (uvicorn's access log is off: ours replaces
+    it) log at ``level`` with their messages. Every other logger propagates to
+    the root handler, at WARNING and above, with its message withheld; without
+    it Python's last-resort handler would print their text as plain lines.
+    ``warnings.warn`` calls are logged there too, by category, not printed.
+    """
+    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
     handler.setFormatter(JsonFormatter())
     for name in ("citadel", "uvicorn", "uvicorn.error"):
         logger = logging.getLogger(name)
         logger.handlers = [handler]
         logger.setLevel(level)
         logger.propagate = False
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(max(level, logging.WARNING))
+    warnings_logger = logging.getLogger(WARNINGS_LOGGER)
+    warnings_logger.handlers = []
+    warnings_logger.propagate = True
+    warnings.showwarning = _log_warning
 
 
 async def request_context(
