@@ -6,6 +6,7 @@ a clear message on a malformed value. Secrets never appear in its repr.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -52,6 +53,12 @@ class HttpSettings:
     session_ttl_s: int = 8 * 3600
     deadline_s: float = 60.0
     """Each answer request's own deadline (the generator's sits inside it)."""
+    max_json_bytes: int = 1024 * 1024
+    """The largest JSON request body under ``/v1``; larger ones are refused (413) while
+    they arrive, and only after the caller's credentials were accepted."""
+    trusted_proxies: tuple[str, ...] = ()
+    """Addresses (or networks) of reverse proxies whose ``X-Forwarded-For`` and
+    ``X-Forwarded-Proto`` are believed; empty: forwarded headers are ignored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +215,27 @@ def _http(env: Mapping[str, str]) -> HttpSettings:
         session_secret=SecretStr(secret),
         session_ttl_s=_int(env, "CITADEL_HTTP_SESSION_TTL_S", 8 * 3600),
         deadline_s=_float(env, "CITADEL_HTTP_DEADLINE_S", 60.0),
+        max_json_bytes=_int(env, "CITADEL_HTTP_MAX_JSON_BYTES", 1024 * 1024),
+        trusted_proxies=_trusted_proxies(env, "CITADEL_HTTP_TRUSTED_PROXIES"),
     )
+
+
+def _trusted_proxies(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    """Comma-separated IP addresses or networks (``10.0.0.0/8``); no wildcard: trusting
+    every peer would let any client choose the address it is rate-limited by."""
+    entries: list[str] = []
+    for raw in env.get(name, "").split(","):
+        part = raw.strip()
+        if not part:
+            continue
+        try:
+            network = ipaddress.ip_network(part, strict=False)
+        except ValueError:
+            raise ConfigError(
+                f"{name}: {part!r} is not an IP address or network (like 10.0.0.1 or 10.0.0.0/8)"
+            ) from None
+        entries.append(str(network.network_address) if network.num_addresses == 1 else str(network))
+    return tuple(dict.fromkeys(entries))
 
 
 def _repairs(env: Mapping[str, str]) -> int:

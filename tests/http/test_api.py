@@ -166,6 +166,28 @@ def test_sources_lists_what_the_caller_may_read(client: TestClient, library: Lib
     assert client.get("/v1/sources", headers=bearer(library, "eve")).json() == []
 
 
+def test_sources_show_the_server_path_to_admins_only(client: TestClient, library: Library) -> None:
+    for who in ("ada", "lib"):
+        listed = client.get("/v1/sources", headers=bearer(library, who)).json()
+        assert library.source_id in [s["source_id"] for s in listed]
+        assert all("origin" not in s for s in listed), who
+        assert str(library.home) not in json.dumps(listed)
+        # What identifies a source to a reader is all there.
+        mine = next(s for s in listed if s["source_id"] == library.source_id)
+        assert {"source_id", "title", "authors", "current_version", "canonical_url"} <= set(mine)
+    listed = client.get("/v1/sources", headers=bearer(library, "root")).json()
+    mine = next(s for s in listed if s["source_id"] == library.source_id)
+    assert mine["origin"] == str(library.home / "reliable.md")
+
+
+def test_an_upload_reply_names_no_server_path(client: TestClient, library: Library) -> None:
+    note = b"# Buoys\n\nA red buoy marks the port side of the channel entrance.\n"
+    reply = _upload(client, library, "lib", "buoys.md", note)
+    assert reply.status_code == 201, reply.text
+    assert reply.json()["path"] == "buoys.md"
+    assert str(library.home) not in reply.text and "/tmp" not in reply.text
+
+
 @pytest.mark.parametrize(
     ("headers", "status", "code"),
     [

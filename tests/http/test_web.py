@@ -256,6 +256,107 @@ def test_sign_out_ends_the_session(app: FastAPI, library: Library) -> None:
         assert c.get("/ask", follow_redirects=False).status_code in (303, 401)
 
 
+def test_sign_out_ends_the_session_on_the_server_too(app: FastAPI, library: Library) -> None:
+    with browser(app) as c, browser(app) as elsewhere:
+        sign_in(c, library, "ada")
+        sign_in(elsewhere, library, "ada")
+        captured = c.cookies["citadel_session"]
+        token = csrf_of(c.get("/ask").text)
+        reply = c.post("/signout", data={"csrf_token": token}, follow_redirects=False)
+        assert reply.status_code == 303
+        assert elsewhere.get("/ask").status_code == 200, "only that session ended"
+        sign_in(c, library, "ada")
+        assert c.get("/ask").status_code == 200, "signing in again starts a new session"
+    # A copy of the cookie taken before signing out acts no more, on any page or form.
+    with browser(app) as thief:
+        stolen = {"Cookie": f"citadel_session={captured}"}
+        assert thief.get("/ask", headers=stolen, follow_redirects=False).status_code == 401
+        assert thief.get("/library", headers=stolen, follow_redirects=False).status_code == 401
+        form = {"question": QUESTION, "csrf_token": token}
+        posted = thief.post("/ask", data=form, headers=stolen)
+        assert posted.status_code == 401
+        home = thief.get("/", headers=stolen, follow_redirects=False)
+        assert home.headers["location"] == "/signin"
+    sessions = app.state.edge.sessions
+    session = sessions.read(captured)
+    assert session is not None and app.state.edge.revoked.revoked(session)
+
+
+def test_signed_out_sessions_are_forgotten_once_they_would_have_expired() -> None:
+    from citadel.entrypoints.http.security import RevokedSessions, SessionSigner
+
+    clock = [1000.0]
+    signer = SessionSigner(SECRET, ttl_s=60, now=lambda: clock[0])
+    revoked = RevokedSessions(now=lambda: clock[0])
+    first = signer.issue("ada", "stamp")[1]
+    revoked.revoke(first)
+    assert revoked.revoked(first)
+    assert not revoked.revoked(signer.issue("ada", "stamp")[1]), "each sign-in is a new session"
+    clock[0] += 61  # every session so far has expired: their records may go
+    for _ in range(2000):
+        revoked.revoke(signer.issue("bob", "stamp")[1])
+    # The first sweep dropped the expired record, and none of the 2,000 live ones.
+    assert not revoked.revoked(first) and len(revoked) == 2000
+    live = signer.issue("carol", "stamp")[1]
+    revoked.revoke(live)
+    assert revoked.revoked(live), "a live session's record is never dropped"
+
+
+def test_recent_ingests_show_each_reader_only_what_they_may_read(tmp_path: Path) -> None:
+    from tests.http.conftest import make_library
+
+    lib = make_library(tmp_path)
+    try:
+        _, lib.tokens["crewmate"] = lib.services.users.add(
+            "crewmate", Role.READER, "default", groups=["crew"]
+        )
+        app = create_app(lib.services, session_secret=SECRET)
+        with browser(app) as c:
+            sign_in(c, lib, "lib")
+            token = csrf_of(c.get("/library").text)
+            for name, fields in (
+                ("secret-plans.md", {"acl": "crew", "title": "Secret Plans"}),
+                ("open-notes.md", {"title": "Open Notes"}),
+                ("broken.bin", {}),
+            ):
+                text = f"# {name}\n\nThe harbour lights of {name} are checked at dusk.\n"
+                body = text.encode() if name.endswith(".md") else b"\0"
+                c.post(
+                    "/library",
+                    files={"file": (name, io.BytesIO(body))},
+                    data={"csrf_token": token, **fields},
+                )
+            uploader = c.get("/library").text
+        secret = next(s for s in lib.services.registry.list("default") if s.title == "Secret Plans")
+        assert secret.acl_groups == frozenset({"crew"})
+        assert all(n in uploader for n in ("secret-plans.md", "open-notes.md", "broken.bin"))
+
+        def recent(who: str) -> str:
+            with browser(app) as c:
+                sign_in(c, lib, who)
+                page = c.get("/library").text
+            return page.partition("Recent ingests")[2]
+
+        ada = recent("ada")
+        assert "open-notes.md" in ada
+        assert "secret-plans.md" not in ada and secret.source_id not in ada
+        assert "broken.bin" not in ada, "a refused upload is its uploader's business"
+        crew = recent("crewmate")
+        assert "secret-plans.md" in crew and "open-notes.md" in crew and "broken.bin" not in crew
+        admin = recent("root")  # an admin may read every source of the tenant
+        assert "secret-plans.md" in admin and "broken.bin" not in admin
+        assert recent("eve") == "", "another tenant sees none of it"
+    finally:
+        lib.services.close()
+
+
+def test_the_library_page_shows_no_server_paths_to_readers(app: FastAPI, library: Library) -> None:
+    with browser(app) as c:
+        sign_in(c, library, "ada")
+        page = c.get("/library").text
+    assert "Reliable Service Design" in page and str(library.home) not in page
+
+
 class BrokenGenerator:
     name = "broken"
     model = "none"

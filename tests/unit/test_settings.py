@@ -44,3 +44,24 @@ def test_the_embedders_to_choose_from(name: str) -> None:
 def test_an_unknown_embedder_is_refused_with_the_choices() -> None:
     with pytest.raises(ConfigError, match="minilm, minilm-float, hashing, none"):
         Settings.from_env({"CITADEL_EMBEDDER": "bge"})
+
+
+def test_the_json_body_cap_defaults_to_one_mebibyte_and_is_configurable() -> None:
+    assert Settings.from_env({}).http.max_json_bytes == 1024 * 1024
+    assert Settings.from_env({"CITADEL_HTTP_MAX_JSON_BYTES": "4096"}).http.max_json_bytes == 4096
+    for bad in ("0", "-1", "1MB"):
+        with pytest.raises(ConfigError, match="CITADEL_HTTP_MAX_JSON_BYTES"):
+            Settings.from_env({"CITADEL_HTTP_MAX_JSON_BYTES": bad})
+
+
+def test_trusted_proxies_default_to_none_and_take_addresses_and_networks() -> None:
+    assert Settings.from_env({}).http.trusted_proxies == ()
+    assert Settings.from_env({"CITADEL_HTTP_TRUSTED_PROXIES": " "}).http.trusted_proxies == ()
+    env = {"CITADEL_HTTP_TRUSTED_PROXIES": "127.0.0.1, 10.0.0.0/8,,::1,127.0.0.1/32"}
+    assert Settings.from_env(env).http.trusted_proxies == ("127.0.0.1", "10.0.0.0/8", "::1")
+
+
+@pytest.mark.parametrize("value", ["*", "proxy.internal", "10.0.0.1:8080", "300.1.1.1"])
+def test_trusted_proxies_are_addresses_never_wildcards_or_names(value: str) -> None:
+    with pytest.raises(ConfigError, match="CITADEL_HTTP_TRUSTED_PROXIES"):
+        Settings.from_env({"CITADEL_HTTP_TRUSTED_PROXIES": value})

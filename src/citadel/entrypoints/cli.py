@@ -340,6 +340,7 @@ def serve(
     import uvicorn
 
     from citadel.entrypoints.http import create_app
+    from citadel.entrypoints.http.app import server_options
     from citadel.entrypoints.http.observability import configure_logging
 
     if answer_grpc and certs is None:
@@ -364,7 +365,8 @@ def serve(
             log_config=None,
             access_log=False,
             server_header=False,
-            proxy_headers=True,
+            # Forwarded headers only from CITADEL_HTTP_TRUSTED_PROXIES (default: none).
+            **server_options(services.settings.http),
         )
 
 

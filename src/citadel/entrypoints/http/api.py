@@ -1,7 +1,8 @@
 """The JSON API under ``/v1`` and the operational endpoints: parse, call one use case, serialize.
 
 The bodies are the CLI's ``--json`` objects (``render``), so the two
-entrypoints cannot drift apart.
+entrypoints cannot drift apart. Request bodies come from ``bodies.json_body``:
+read only after the caller is authenticated, capped, parsed strictly.
 """
 
 from __future__ import annotations
@@ -9,15 +10,17 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from citadel.entrypoints import render
 from citadel.entrypoints.http.auth import ApiActor, Librarian, edge
+from citadel.entrypoints.http.bodies import body_doc, json_body
+from citadel.entrypoints.http.presenters import source_view
 from citadel.entrypoints.http.schemas import AnswerBody, SearchBody
 from citadel.entrypoints.http.uploads import MULTIPART_SCHEMA, receive_upload
 from citadel.entrypoints.reindex import coverage_json
@@ -33,17 +36,31 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"description": "The body has unknown or invalid fields"},
     429: {"description": "Too many requests; see Retry-After"},
 }
+_JSON_ERRORS: dict[int | str, dict[str, Any]] = {
+    **_ERRORS,
+    413: {"description": "The JSON body is over the size limit"},
+    422: {"description": "The body is not standard JSON, or has unknown or invalid fields"},
+}
+
+# The JSON bodies (FastAPI would read a body parameter before authenticating).
+BODIES = (SearchBody, AnswerBody)
+SearchJson = Annotated[SearchBody, Depends(json_body(SearchBody))]
+AnswerJson = Annotated[AnswerBody, Depends(json_body(AnswerBody))]
 
 
-@router.post("/search", responses=_ERRORS)
-def search(body: SearchBody, request: Request, actor: ApiActor) -> dict[str, Any]:
+@router.post("/search", responses=_JSON_ERRORS, openapi_extra=body_doc(SearchBody))
+def search(request: Request, actor: ApiActor, body: SearchJson) -> dict[str, Any]:
     """Search the library the caller may read; results never depend on a generator."""
     result = edge(request).services.search.search(body.domain(), actor)
     return render.search_json(result)
 
 
-@router.post("/answer", responses={**_ERRORS, 504: {"description": "The deadline passed"}})
-async def answer(body: AnswerBody, request: Request, actor: ApiActor) -> dict[str, Any]:
+@router.post(
+    "/answer",
+    responses={**_JSON_ERRORS, 504: {"description": "The deadline passed"}},
+    openapi_extra=body_doc(AnswerBody),
+)
+async def answer(request: Request, actor: ApiActor, body: AnswerJson) -> dict[str, Any]:
     """Answer from the library with citations the application proves, or degrade to search."""
     services = edge(request).services
     result = await edge(request).answering.answer(
@@ -66,8 +83,8 @@ def citation(answer_id: str, ref: str, request: Request, actor: ApiActor) -> dic
 
 @router.get("/sources", responses=_ERRORS)
 def sources(request: Request, actor: ApiActor) -> list[dict[str, Any]]:
-    """Live sources the caller may read, by title."""
-    return [render.source_json(s) for s in edge(request).services.library.list(actor)]
+    """Live sources the caller may read, by title (their server paths only to admins)."""
+    return [source_view(s, actor) for s in edge(request).services.library.list(actor)]
 
 
 @router.post(

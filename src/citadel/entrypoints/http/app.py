@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fastapi import FastAPI
 from starlette.requests import Request
@@ -12,11 +13,13 @@ from starlette.staticfiles import StaticFiles
 
 from citadel.app.answer import Answering
 from citadel.bootstrap import Services
+from citadel.config import HttpSettings
 from citadel.entrypoints.http import api, errors, viewer, web
 from citadel.entrypoints.http.auth import Edge
+from citadel.entrypoints.http.bodies import documented
 from citadel.entrypoints.http.observability import request_context
 from citadel.entrypoints.http.pages import STATIC
-from citadel.entrypoints.http.security import RateLimiter, SessionSigner
+from citadel.entrypoints.http.security import RateLimiter, SessionSigner, TrustedProxies
 
 
 def create_app(
@@ -45,6 +48,7 @@ def create_app(
         limiter=RateLimiter(http.rate_per_minute),
         cookie_policy=http.cookie_secure,
         answering=answering or services.answer,
+        proxies=TrustedProxies(http.trusted_proxies),
     )
     errors.install(app)
     app.include_router(api.router)
@@ -52,6 +56,7 @@ def create_app(
     app.include_router(api.ops)
     app.include_router(web.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    documented(app, api.BODIES)
 
     @app.middleware("http")
     async def context(
@@ -66,3 +71,11 @@ def create_app(
         return await request_context(request, guarded)
 
     return app
+
+
+def server_options(http: HttpSettings) -> dict[str, Any]:
+    """How uvicorn treats forwarded headers: believed only from the configured trusted
+    proxies (``CITADEL_HTTP_TRUSTED_PROXIES``), and not at all when there are none —
+    never uvicorn's default of trusting loopback, nor its ``FORWARDED_ALLOW_IPS``."""
+    trusted = list(http.trusted_proxies)
+    return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted}

@@ -1,14 +1,16 @@
 """Who is asking: bearer API tokens for the API, signed session cookies for the browser.
 
 Every authenticated request is charged to its user's rate-limit bucket;
-failed authentications are charged to the client's address, so guessing
-tokens is slow too. Roles are checked per endpoint with ``require``.
+failed authentications are charged to the client's address (a forwarded one
+only from a trusted proxy), so guessing tokens is slow too. Roles are checked
+per endpoint with ``require``. Authentication reads headers only: a request
+body is read after its sender is known (``bodies``).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Annotated
 
@@ -20,7 +22,28 @@ from citadel.app.errors import AppError, Forbidden, Unauthenticated
 from citadel.bootstrap import Services
 from citadel.domain.model import Actor, Role
 from citadel.entrypoints.http.errors import RateLimited, SignInRequired
-from citadel.entrypoints.http.security import SESSION_COOKIE, RateLimiter, Session, SessionSigner
+from citadel.entrypoints.http.security import (
+    SESSION_COOKIE,
+    RateLimiter,
+    RevokedSessions,
+    Session,
+    SessionSigner,
+    TrustedProxies,
+    client_address,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RecentIngest:
+    """One upload's outcome on the library page."""
+
+    user: str
+    """Who uploaded it."""
+    file: str
+    status: str
+    detail: str
+    source_id: str | None = None
+    """The source it made or changed; None when it was refused."""
 
 
 @dataclass
@@ -33,15 +56,27 @@ class Edge:
     cookie_policy: str
     answering: Answering
     """Who answers: the in-process AnswerService, or a remote Answer service (split mode)."""
-    recent_ingests: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    proxies: TrustedProxies = field(default_factory=TrustedProxies)
+    revoked: RevokedSessions = field(default_factory=RevokedSessions)
+    recent_ingests: dict[str, list[RecentIngest]] = field(default_factory=dict)
     counting: threading.Lock = field(default_factory=threading.Lock)
     """Held while /readyz counts vector coverage: one count at a time, however many probes."""
 
-    def remember(self, tenant: str, entry: dict[str, str]) -> None:
+    def remember(self, tenant: str, entry: RecentIngest) -> None:
         """Keep the tenant's last uploads' outcomes for the library page (this process only)."""
         kept = self.recent_ingests.setdefault(tenant, [])
         kept.insert(0, entry)
         del kept[20:]
+
+    def recent_for(self, actor: Actor, readable: Collection[str]) -> list[RecentIngest]:
+        """The recent uploads ``actor`` may know of: its own, and those of sources in
+        ``readable`` (the ids its library listing shows: the same access rule)."""
+        return [
+            entry
+            for entry in self.recent_ingests.get(actor.tenant, [])
+            if entry.user == actor.user_id
+            or (entry.source_id is not None and entry.source_id in readable)
+        ]
 
 
 def edge(request: Request) -> Edge:
@@ -82,7 +117,12 @@ def api_actor(request: Request) -> Actor:
 
 
 def session_of(request: Request) -> Session | None:
-    return edge(request).sessions.read(request.cookies.get(SESSION_COOKIE))
+    """The request's session, or None when it has none, or one that was signed out."""
+    state = edge(request)
+    session = state.sessions.read(request.cookies.get(SESSION_COOKIE))
+    if session is None or state.revoked.revoked(session):
+        return None
+    return session
 
 
 def browser_actor(request: Request) -> Actor | None:
@@ -136,7 +176,7 @@ def require(*roles: Role) -> Callable[[Actor], Actor]:
 
 
 def _client(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
+    return client_address(request, edge(request).proxies)
 
 
 ApiActor = Annotated[Actor, Depends(api_actor)]

@@ -8,10 +8,36 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from citadel.domain.document import Chunk
-from citadel.domain.model import AnswerResult, Citation, DegradedReason, Evidence, LinkState
+from citadel.domain.model import (
+    Actor,
+    AnswerResult,
+    Citation,
+    DegradedReason,
+    Evidence,
+    LinkState,
+    Role,
+)
+from citadel.domain.source import Source
 from citadel.entrypoints import render
+
+SERVER_DETAILS = ("origin",)
+"""Source fields that describe the server, not the source: the path it was read from."""
+
+
+def source_view(source: Source, actor: Actor) -> dict[str, Any]:
+    """A source as ``render.source_json`` has it, for ``actor``: what identifies the source
+    to a reader (id, title, authors, version, ACL, canonical URL). Where the server read
+    it from is for admins only, who run the server; readers and librarians work with
+    source ids and titles (an upload's path is a spool file, gone once it is ingested)."""
+    out = render.source_json(source)
+    if actor.role is not Role.ADMIN:
+        for name in SERVER_DETAILS:
+            out.pop(name, None)
+    return out
+
 
 DEGRADED_WORDS = {
     DegradedReason.NO_EVIDENCE: (

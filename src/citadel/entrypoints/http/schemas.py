@@ -3,6 +3,10 @@
 An answer request is a search and a score floor. Passages, citations, user,
 role or tenant fields are unknown fields here, so they are refused with a
 message naming them; identity comes only from the credentials.
+
+Numbers are strict: JSON ``true`` is not the integer 1, and an integer field
+takes no ``5.0`` or ``"5"``. The body itself is read and parsed by ``bodies``
+(duplicate keys and non-standard JSON are refused there).
 """
 
 from __future__ import annotations
@@ -26,8 +30,8 @@ class FiltersBody(_Strict):
     authors: list[str] = Field(default_factory=list, max_length=100)
     tags_any: list[str] = Field(default_factory=list, max_length=100)
     tags_all: list[str] = Field(default_factory=list, max_length=100)
-    year_min: int | None = Field(default=None, ge=-9999, le=9999)
-    year_max: int | None = Field(default=None, ge=-9999, le=9999)
+    year_min: int | None = Field(default=None, ge=-9999, le=9999, strict=True)
+    year_max: int | None = Field(default=None, ge=-9999, le=9999, strict=True)
     section_prefix: list[str] = Field(default_factory=list, max_length=20)
 
     def domain(self) -> SearchFilters:
@@ -46,7 +50,7 @@ class SearchBody(_Strict):
     """A search: what to look for, how many results, which retrieval, which filters."""
 
     query: str = Field(min_length=1, max_length=2000)
-    limit: int = Field(default=10, ge=1, le=100)
+    limit: int = Field(default=10, ge=1, le=100, strict=True)
     mode: SearchMode = SearchMode.HYBRID
     filters: FiltersBody = Field(default_factory=FiltersBody)
 
@@ -60,7 +64,9 @@ class AnswerBody(_Strict):
     """An answer request: a search and a score floor for evidence — nothing else."""
 
     search: SearchBody
-    minimum_evidence_score: float = Field(default=0.0, ge=0.0, le=1.0)
+    minimum_evidence_score: float = Field(
+        default=0.0, ge=0.0, le=1.0, strict=True, allow_inf_nan=False
+    )
 
     def domain(self) -> AnswerRequest:
         return AnswerRequest(self.search.domain(), self.minimum_evidence_score)

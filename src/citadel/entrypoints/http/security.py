@@ -1,15 +1,21 @@
-"""Browser sessions, CSRF tokens and per-user rate limits (stdlib only, in memory).
+"""Browser sessions, CSRF tokens, per-user rate limits and who the client is (stdlib only).
 
-Sessions are stateless signed cookies: ``base64url(json).base64url(hmac)``
+Sessions are signed cookies: ``base64url(json).base64url(hmac)``
 over the user's name, an expiry, a per-session CSRF secret and a stamp of the
 API token the user signed in with. The user is looked up again on every
 request: a disabled user's sessions stop acting at once (and act again if it is
 enabled before they expire); replacing the token (``users rotate``) ends them
-for good. Form posts carry the CSRF token in a hidden field: signed in, it must
+for good. Signing out ends one session for good too: its id (derived from its
+CSRF secret) is kept in ``RevokedSessions`` until the session would have expired.
+Form posts carry the CSRF token in a hidden field: signed in, it must
 equal the session's secret (a synchronizer token); before signing in, it
 must equal the signed ``citadel_csrf`` cookie (a signed double submit).
 Both cookies are ``HttpOnly`` and ``SameSite=Strict``, and ``Secure`` unless
 the request came over plain http to loopback and the settings allow that.
+
+The client's address (what failed authentications are charged to) is the
+peer's, unless the peer is a configured trusted proxy: only then is
+``X-Forwarded-For`` believed (``TrustedProxies``).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import math
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from starlette.requests import Request
@@ -42,6 +48,12 @@ class Session:
     csrf: str
     stamp: str
     """The session stamp of the token the user signed in with (``citadel.app.users``)."""
+
+    @property
+    def id(self) -> str:
+        """This session's identity for revocation: a hash of its CSRF secret (random per
+        sign-in), so a list of revoked ids reveals no secret."""
+        return hashlib.sha256(f"session-id\n{self.csrf}".encode()).hexdigest()[:32]
 
 
 class SessionSigner:
@@ -98,6 +110,40 @@ class SessionSigner:
         return hmac.new(self._secret, message, hashlib.sha256).digest()
 
 
+class RevokedSessions:
+    """Sessions ended by signing out, each kept until it would have expired anyway.
+
+    In memory, for this process: the default session key is random per process, so
+    no other process accepts these sessions. Processes that share a configured
+    session key (``CITADEL_HTTP_SESSION_SECRET``) do not share this list, and a
+    restart forgets it; ending every session of a user for good, everywhere, is
+    ``users rotate``. Memory is bounded by the sign-outs within one session lifetime:
+    expired entries are dropped, live ones never are (that would revive a session).
+    """
+
+    def __init__(self, now: Callable[[], float] = time.time) -> None:
+        self._now = now
+        self._until: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._sweep_at = 1024
+
+    def revoke(self, session: Session) -> None:
+        with self._lock:
+            self._until[session.id] = session.expires
+            if len(self._until) >= self._sweep_at:
+                now = self._now()
+                self._until = {k: v for k, v in self._until.items() if v > now}
+                self._sweep_at = max(1024, 2 * len(self._until))
+
+    def revoked(self, session: Session) -> bool:
+        with self._lock:
+            return session.id in self._until
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._until)
+
+
 def csrf_matches(expected: str | None, given: str | None) -> bool:
     if not expected or not given:
         return False
@@ -131,6 +177,57 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+class TrustedProxies:
+    """The reverse proxies whose forwarded headers are believed (default: none).
+
+    Behind them the client is the right-most ``X-Forwarded-For`` address that is
+    not itself a trusted proxy (what each proxy appended of its own peer), the
+    same rule as uvicorn's ``forwarded_allow_ips``; from anyone else the
+    header is ignored, so a client cannot pick the address it is charged to.
+    """
+
+    def __init__(self, entries: Sequence[str] = ()) -> None:
+        self.entries = tuple(entries)
+        self._networks = tuple(ipaddress.ip_network(e, strict=False) for e in entries)
+
+    def __bool__(self) -> bool:
+        return bool(self._networks)
+
+    def trusts(self, host: str) -> bool:
+        try:
+            address = ipaddress.ip_address(host.strip("[]"))
+        except ValueError:
+            return False
+        return any(address in network for network in self._networks)
+
+    def client(self, peer: str, forwarded_for: Sequence[str]) -> str:
+        """The client's address, given the peer's and the ``X-Forwarded-For`` headers."""
+        if not self.trusts(peer):
+            return peer
+        hops = [_host(h) for value in forwarded_for for h in value.split(",")]
+        hops = [h for h in hops if h]
+        for hop in reversed(hops):
+            if not self.trusts(hop):
+                return hop
+        return hops[0] if hops else peer
+
+
+def _host(hop: str) -> str:
+    """An ``X-Forwarded-For`` entry without its port, if it has one."""
+    hop = hop.strip()
+    if hop.startswith("["):
+        return hop[1 : hop.find("]")] if "]" in hop else hop
+    if hop.count(":") == 1:
+        return hop.partition(":")[0]
+    return hop
+
+
+def client_address(request: Request, proxies: TrustedProxies) -> str:
+    """The address of whoever sent ``request`` (see ``TrustedProxies``)."""
+    peer = request.client.host if request.client else "unknown"
+    return proxies.client(peer, request.headers.getlist("x-forwarded-for"))
 
 
 class RateLimiter:

@@ -16,11 +16,16 @@ from starlette.responses import RedirectResponse, Response
 from citadel.app.answer import AnswerRequest
 from citadel.app.errors import Forbidden, IngestError, Unauthenticated, UserDisabled
 from citadel.domain.model import Actor, Role, SearchRequest
-from citadel.entrypoints import render
-from citadel.entrypoints.http.auth import authenticate_token, browser_actor, edge, session_of
+from citadel.entrypoints.http.auth import (
+    RecentIngest,
+    authenticate_token,
+    browser_actor,
+    edge,
+    session_of,
+)
 from citadel.entrypoints.http.errors import CsrfRefused, RateLimited, SignInRequired
 from citadel.entrypoints.http.pages import page
-from citadel.entrypoints.http.presenters import answer_view
+from citadel.entrypoints.http.presenters import answer_view, source_view
 from citadel.entrypoints.http.security import (
     CSRF_COOKIE,
     CSRF_FIELD,
@@ -99,8 +104,13 @@ async def signin(request: Request) -> Response:
 
 @router.post("/signout")
 async def signout(request: Request) -> Response:
+    """End the session for good: the server forgets it, not only the browser (a copy of
+    the cookie taken before stops working too)."""
     fields = await form_fields(request)
     check_csrf(request, fields.get(CSRF_FIELD))
+    session = session_of(request)
+    if session is not None:
+        edge(request).revoked.revoke(session)
     response = RedirectResponse("/signin", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response
@@ -137,12 +147,14 @@ async def ask(request: Request, actor: Reader) -> Response:
 
 def _library(request: Request, actor: Actor, status: int = 200, **notes: str | None) -> Response:
     state = edge(request)
+    sources = state.services.library.list(actor)
     return page(
         request,
         "library.html",
         status,
-        sources=[render.source_json(s) for s in state.services.library.list(actor)],
-        recent=state.recent_ingests.get(actor.tenant, []),
+        sources=[source_view(s, actor) for s in sources],
+        # The same access rule as the listing: uploads of sources shown above, and one's own.
+        recent=state.recent_for(actor, {s.source_id for s in sources}),
         may_upload=actor.role in {Role.LIBRARIAN, Role.ADMIN},
         max_bytes=state.services.settings.max_file_bytes,
         message=notes.get("message"),
@@ -166,11 +178,14 @@ async def upload(request: Request, actor: Reader) -> Response:
         try:
             report = await run_in_threadpool(ingest_upload, state.services, file, actor)
         except IngestError as exc:
-            state.remember(actor.tenant, {"file": exc.path, "status": "failed", "detail": str(exc)})
+            state.remember(actor.tenant, RecentIngest(actor.user_id, exc.path, "failed", str(exc)))
             return _library(request, actor, 422, error=str(exc))
     detail = (
         f"source {report.source_id} v{report.version}: {report.pages} pages,"
         f" {report.sections} sections, {report.chunks} chunks"
     )
-    state.remember(actor.tenant, {"file": report.path, "status": report.status, "detail": detail})
+    state.remember(
+        actor.tenant,
+        RecentIngest(actor.user_id, report.path, report.status, detail, report.source_id),
+    )
     return _library(request, actor, message=f"{report.status}: {report.title} ({detail})")
