@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from citadel.app.ports import SourceRegistry
 from citadel.domain.chunking import CHUNKER_VERSION, chunk_id
 from citadel.domain.document import Chunk
-from citadel.domain.model import Evidence
-from citadel.domain.source import Source, SourceVersion
+from citadel.domain.model import Actor, Evidence, Role
+from citadel.domain.source import AccessScope, Source, SourceVersion
 
 
 def sha256_of(text: str) -> str:
@@ -105,6 +105,7 @@ def commit(
     version: int = 1,
     content_sha256: str | None = None,
     created_at: str = "2026-01-01T00:00:00+00:00",
+    unique_in: AccessScope | None = None,
 ) -> tuple[Source, SourceVersion, list[Chunk]]:
     """Commit ``version`` of ``source`` with one chunk per passage; return what was stored."""
     chunks = make_chunks(source.source_id, version, passages)
@@ -133,5 +134,10 @@ def commit(
         chunk_count=len(chunks),
         created_at=created_at,
     )
-    registry.commit_version(stored, record, chunks)
+    registry.commit_version(stored, record, chunks, unique_in=unique_in)
     return stored, record, chunks
+
+
+def operator(tenant: str = "default") -> Actor:
+    """The local administrator of ``tenant``: who the CLI acts as, and who may ingest."""
+    return Actor(user_id="local", tenant=tenant, role=Role.ADMIN)

@@ -17,6 +17,7 @@ import pytest
 
 from citadel.adapters.memory import InMemoryLibrary
 from citadel.adapters.sqlite.library import SqliteLibrary
+from citadel.app.errors import VersionConflict
 from citadel.app.ports import ChunkStore, LexicalHit, LexicalIndex, SourceRegistry
 from citadel.domain.model import SearchFilters
 from citadel.domain.source import AccessScope, Source
@@ -85,8 +86,8 @@ class TestSourceRegistry:
         assert list(library.versions("nope")) == []
         assert list(library.list()) == []
         assert list(library.list("acme")) == []
-        assert library.find("acme", content_sha256="0" * 64) is None
-        assert library.find("acme", origin="/books/reliable.pdf") is None
+        assert list(library.matching("acme", content_sha256="0" * 64)) == []
+        assert list(library.matching("acme", origin="/books/reliable.pdf")) == []
 
     def test_commit_then_get_versions_and_list(self, library: Library) -> None:
         stored, version, _ = commit(library, source(), [Passage("Retries are bounded.")])
@@ -129,13 +130,13 @@ class TestSourceRegistry:
 
     def test_find_by_content_hash_and_by_origin_within_a_tenant(self, library: Library) -> None:
         stored, version, _ = commit(library, source(), [Passage("Retries are bounded.")])
-        assert library.find("acme", content_sha256=version.content_sha256) == stored
-        assert library.find("acme", origin="/books/reliable.pdf") == stored
-        assert library.find("other", content_sha256=version.content_sha256) is None
-        assert library.find("other", origin="/books/reliable.pdf") is None
-        assert library.find("acme", content_sha256="f" * 64) is None
-        assert library.find("acme", origin="/books/elsewhere.pdf") is None
-        assert library.find("acme") is None
+        assert list(library.matching("acme", content_sha256=version.content_sha256)) == [stored]
+        assert list(library.matching("acme", origin="/books/reliable.pdf")) == [stored]
+        assert list(library.matching("other", content_sha256=version.content_sha256)) == []
+        assert list(library.matching("other", origin="/books/reliable.pdf")) == []
+        assert list(library.matching("acme", content_sha256="f" * 64)) == []
+        assert list(library.matching("acme", origin="/books/elsewhere.pdf")) == []
+        assert list(library.matching("acme")) == []
 
     def test_a_second_version_becomes_current(self, library: Library) -> None:
         _, v1, _ = commit(library, source(), [Passage("First edition text.")])
@@ -152,9 +153,9 @@ class TestSourceRegistry:
         assert got.title == "Reliable Service Design, 2nd ed."
         assert list(library.versions("src-a")) == [v1, v2]  # oldest first
         # Only the current version's hash identifies the source now.
-        assert library.find("acme", content_sha256=v2.content_sha256) == stored
-        assert library.find("acme", content_sha256=v1.content_sha256) is None
-        assert library.find("acme", origin="/books/reliable.pdf") == stored
+        assert list(library.matching("acme", content_sha256=v2.content_sha256)) == [stored]
+        assert list(library.matching("acme", content_sha256=v1.content_sha256)) == []
+        assert list(library.matching("acme", origin="/books/reliable.pdf")) == [stored]
         assert list(library.list("acme")) == [stored]
 
     def test_committing_an_existing_version_is_refused_and_changes_nothing(
@@ -172,6 +173,57 @@ class TestSourceRegistry:
         assert hit_ids(search(library, "original")) == {chunks[0].chunk_id}
         assert search(library, "replacement") == []
 
+    def test_a_commit_that_lost_a_race_is_a_version_conflict_and_writes_nothing(
+        self, library: Library
+    ) -> None:
+        """The preconditions of commit_version: what an ingest decided from its read
+        must still hold when it writes, else VersionConflict and nothing changes."""
+        stored, v1, chunks = commit(library, source(), [Passage("Original text.")])
+        cases: list[Callable[[], object]] = [
+            # Another writer made version 2 first: this version 3 skips one...
+            lambda: commit(library, source(), [Passage("Skipping text.")], version=3),
+            # ...and a version 1 of a stored source is stale.
+            lambda: commit(library, source(), [Passage("Stale text.")], version=1),
+            # A source of another tenant under the same id.
+            lambda: commit(library, source(tenant="other"), [Passage("Other text.")], version=2),
+            # The same content as another live source the scope reads (no id was named).
+            lambda: commit(library, source("src-b"), [Passage("Original text.")], unique_in=SCOPE),
+        ]
+        for case in cases:
+            with pytest.raises(VersionConflict):
+                case()
+        assert library.get("src-a") == stored
+        assert library.get("src-b") is None
+        assert list(library.versions("src-a")) == [v1]
+        assert hit_ids(search(library, "original")) == {chunks[0].chunk_id}
+        assert search(library, "stale") == search(library, "skipping") == []
+
+    def test_identical_content_is_unique_only_within_what_the_scope_reads(
+        self, library: Library
+    ) -> None:
+        commit(library, source(acl=frozenset({"ops"})), [Passage("Restricted text.")])
+        # A reader outside ``ops`` does not see src-a: to it the content is new.
+        commit(library, source("src-b"), [Passage("Restricted text.")], unique_in=SCOPE)
+        # A named id (no unique_in) may hold content another source holds.
+        commit(library, source("src-c"), [Passage("Restricted text.")])
+        assert [s.source_id for s in library.matching("acme", origin="/books/reliable.pdf")] == [
+            "src-a",
+            "src-b",
+            "src-c",
+        ]
+
+    def test_a_deleted_source_takes_no_new_version(self, library: Library) -> None:
+        commit(library, source(), [Passage("Original text.")])
+        library.delete("src-a")
+        with pytest.raises(VersionConflict):
+            commit(library, source(), [Passage("Revived text.")], version=2)
+        with pytest.raises(VersionConflict):
+            commit(library, source(), [Passage("Revived text.")], version=1)
+        tombstone = library.get("src-a")
+        assert tombstone is not None
+        assert tombstone.deleted
+        assert search(library, "revived") == []
+
     def test_update_replaces_metadata_and_leaves_versions_alone(self, library: Library) -> None:
         _, v1, _ = commit(library, source(), [Passage("First edition text.")])
         stored, v2, chunks = commit(library, source(), [Passage("Second text.")], version=2)
@@ -185,9 +237,9 @@ class TestSourceRegistry:
         assert library.get("src-a") == moved
         assert list(library.versions("src-a")) == [v1, v2]
         assert list(library.chunks("src-a", 2)) == chunks
-        assert library.find("acme", origin="/books/moved.pdf") == moved
-        assert library.find("acme", origin="/books/reliable.pdf") is None
-        assert library.find("acme", content_sha256=v2.content_sha256) == moved
+        assert list(library.matching("acme", origin="/books/moved.pdf")) == [moved]
+        assert list(library.matching("acme", origin="/books/reliable.pdf")) == []
+        assert list(library.matching("acme", content_sha256=v2.content_sha256)) == [moved]
         # Search sees the new title and the new ACL at once.
         staff = AccessScope("acme", frozenset({"staff"}))
         assert hit_ids(search(library, "kestrel", scope=staff)) == {chunks[0].chunk_id}
@@ -231,8 +283,8 @@ class TestSourceRegistry:
         tombstone = library.get("src-a")
         assert tombstone == dataclasses.replace(stored, deleted=True)
         assert [s.source_id for s in library.list()] == ["src-b"]
-        assert library.find("acme", content_sha256=version.content_sha256) is None
-        assert library.find("acme", origin=stored.origin) is None
+        assert list(library.matching("acme", content_sha256=version.content_sha256)) == []
+        assert list(library.matching("acme", origin=stored.origin)) == []
         admin = AccessScope("acme", frozenset(), unrestricted=True)
         assert hit_ids(search(library, "secret", scope=admin)) == {kept[0].chunk_id}
         assert list(library.chunks("src-a", 1)) == []

@@ -19,6 +19,7 @@ from citadel.bootstrap import Services, build
 from citadel.config import HttpSettings, Settings
 from citadel.domain.model import Role
 from citadel.entrypoints.http import create_app
+from tests.builders import operator
 
 BOOK = """# Reliable Service Design
 
@@ -65,7 +66,9 @@ def make_library(home: Path, rate: int = 10_000, **settings: object) -> Library:
     book = home / "reliable.md"
     book.parent.mkdir(parents=True, exist_ok=True)
     book.write_text(BOOK, encoding="utf-8")
-    report = services.ingest.ingest(book, IngestOptions(tenant="default"))
+    report = services.ingest.ingest(
+        book, IngestOptions(tenant="default"), actor=operator("default")
+    )
     tokens = {}
     for name, role, tenant in (
         ("ada", Role.READER, "default"),

@@ -233,8 +233,14 @@ def test_librarians_upload_into_their_own_tenant(client: TestClient, library: Li
     source = library.services.registry.get(report["source_id"])
     assert source is not None and source.tenant == "default"
     assert source.acl_groups == frozenset({"crew"})
-    again = _upload(client, library, "lib", "tides.md", note, tenant="default")
+    again = _upload(client, library, "root", "tides.md", note, tenant="default")
     assert again.status_code == 201 and again.json()["status"] == "unchanged"
+    assert again.json()["source_id"] == report["source_id"]
+    # lib is not in "crew": to it the crew's source is not there, so the same text
+    # is a new source (never that source's id or title: no existence leak).
+    outside = _upload(client, library, "lib", "tides.md", note)
+    assert outside.status_code == 201 and outside.json()["status"] == "created"
+    assert outside.json()["source_id"] != report["source_id"]
 
 
 def test_readers_may_not_upload(client: TestClient, library: Library) -> None:

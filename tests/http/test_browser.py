@@ -20,6 +20,7 @@ import uvicorn
 
 from citadel.app.ingest import IngestOptions
 from citadel.entrypoints.http import create_app
+from tests.builders import operator
 from tests.http.conftest import QUESTION, SECRET, Library, make_library
 
 pytestmark = pytest.mark.browser
@@ -49,7 +50,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Libr
     library = make_library(tmp_path_factory.mktemp("browser"))
     hostile = library.home / "hostile.txt"
     hostile.write_text(HOSTILE_TEXT, encoding="utf-8")
-    library.services.ingest.ingest(hostile, IngestOptions(title=HOSTILE_TITLE))
+    library.services.ingest.ingest(hostile, IngestOptions(title=HOSTILE_TITLE), actor=operator())
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]

@@ -30,7 +30,7 @@ from citadel.domain.model import (
 from citadel.entrypoints.http import create_app
 from citadel.entrypoints.http.pages import environment
 from citadel.entrypoints.http.presenters import answer_view
-from tests.builders import make_evidence
+from tests.builders import make_evidence, operator
 from tests.http.conftest import QUESTION, SECRET, Library, browser, csrf_of, sign_in
 
 VIEWER_HREF = re.compile(r'href="(/v1/sources/[^"]+)"')
@@ -378,7 +378,7 @@ def test_a_degraded_answer_still_shows_the_passages_with_the_reason(tmp_path: Pa
         book.write_text(BOOK, encoding="utf-8")
         from citadel.app.ingest import IngestOptions
 
-        services.ingest.ingest(book, IngestOptions())
+        services.ingest.ingest(book, IngestOptions(), actor=operator())
         _, token = services.users.add("ada", Role.READER, "default")
         lib = Library(services, tmp_path, {"ada": token}, "")
         with browser(create_app(services, session_secret=SECRET)) as c:

@@ -17,6 +17,7 @@ from citadel.app.ingest import IngestOptions, IngestService
 from citadel.app.search import SearchService
 from citadel.domain.model import Actor, Limits, SearchRequest
 from citadel.entrypoints import demo
+from tests.builders import operator
 from tests.conftest import ROOT
 
 
@@ -39,7 +40,7 @@ def test_without_shared_books_or_apt_the_python_reference_is_used(
     (book,) = library.books
     library_store = InMemoryLibrary()
     ingest = IngestService(library_store, [MarkdownParser()], FixedClock())
-    report = ingest.ingest(book, IngestOptions())
+    report = ingest.ingest(book, IngestOptions(), actor=operator())
     from pydoc_data.topics import topics
 
     assert report.sections >= 0.9 * len(topics)

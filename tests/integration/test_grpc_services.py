@@ -44,6 +44,7 @@ from citadel.entrypoints.grpc_server import (
 from citadel.entrypoints.render import answer_json, search_json
 from citadel.wire.gen import answer_pb2, retrieval_pb2
 from citadel.wire.identity import ANSWER, RETRIEVAL, actor_metadata
+from tests.builders import operator
 
 T = TypeVar("T")
 TENANT = "acme"
@@ -111,7 +112,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     note.write_text(NOTE, encoding="utf-8")
     settings = settings_for(root / "home")
     local = build(settings)
-    local.ingest.ingest(note, IngestOptions(tenant=TENANT, url=URL))
+    local.ingest.ingest(note, IngestOptions(tenant=TENANT, url=URL), actor=operator(TENANT))
     # The services confirm every asserted actor against this store (see FORGED below).
     local.users.add("rita", Role.READER, TENANT)
     local.users.add("lib", Role.LIBRARIAN, TENANT)

@@ -21,6 +21,7 @@ from citadel.adapters.parsers.plaintext import PlainTextParser
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.app.errors import IngestError
 from citadel.app.ingest import IngestOptions, IngestService
+from tests.builders import operator
 from tests.conftest import ROOT, shared_path
 
 
@@ -66,23 +67,25 @@ def test_identical_content_is_a_no_op_and_changed_content_a_new_version(tmp_path
     book.write_text(
         "# Notes\n\n## Retries\n\nA retry policy caps attempts so failures stay bounded.\n"
     )
-    first = ingest.ingest(book, IngestOptions())
-    again = ingest.ingest(book, IngestOptions())
+    first = ingest.ingest(book, IngestOptions(), actor=operator())
+    again = ingest.ingest(book, IngestOptions(), actor=operator())
     assert (first.status, again.status) == ("created", "unchanged")
     assert again.source_id == first.source_id and again.version == 1
 
     moved = tmp_path / "moved" / "notes-renamed.md"
     moved.parent.mkdir()
     book.rename(moved)
-    assert ingest.ingest(moved, IngestOptions()).status == "unchanged"  # identity survives a move
+    assert (
+        ingest.ingest(moved, IngestOptions(), actor=operator()).status == "unchanged"
+    )  # identity survives a move
 
     moved.write_text(moved.read_text() + "\nBackoff spreads retries out over time.\n")
-    second = ingest.ingest(moved, IngestOptions())
+    second = ingest.ingest(moved, IngestOptions(), actor=operator())
     assert (second.status, second.source_id, second.version) == ("updated", first.source_id, 2)
     assert library.chunks(first.source_id, 1), "the older version stays addressable"
 
     moved.write_text(moved.read_text() + "\nJitter avoids synchronised retries.\n")
-    third = ingest.ingest(moved, IngestOptions())
+    third = ingest.ingest(moved, IngestOptions(), actor=operator())
     assert third.version == 3
     retained = {v.version: v.retained for v in library.versions(first.source_id)}
     assert retained == {1: False, 2: True, 3: True}  # retention keeps the newest two
@@ -94,8 +97,8 @@ def test_explicit_source_id_makes_a_revision_of_that_source(tmp_path: Path) -> N
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text("The first edition says one thing about matrices and vectors.")
     b.write_text("The second edition says another thing about matrices and vectors.")
-    one = ingest.ingest(a, IngestOptions(source_id="linear-algebra"))
-    two = ingest.ingest(b, IngestOptions(source_id="linear-algebra"))
+    one = ingest.ingest(a, IngestOptions(source_id="linear-algebra"), actor=operator())
+    two = ingest.ingest(b, IngestOptions(source_id="linear-algebra"), actor=operator())
     assert (one.source_id, one.version, two.source_id, two.version) == (
         "linear-algebra",
         1,
@@ -113,7 +116,7 @@ def test_sidecar_manifest_supplies_trusted_metadata_and_flags_override_it(tmp_pa
             {"url": "https://docs.example.org/guide.html", "title": "The Guide", "year": 2024}
         )
     )
-    report = ingest.ingest(book, IngestOptions(title="Flag Title"))
+    report = ingest.ingest(book, IngestOptions(title="Flag Title"), actor=operator())
     source = library.get(report.source_id)
     assert source is not None
     assert source.canonical_url == "https://docs.example.org/guide.html"  # never from the text
@@ -139,7 +142,7 @@ def test_a_tenant_or_group_no_user_could_have_is_refused_before_anything_is_writ
     if sidecar is not None:
         (tmp_path / "guide.md.citadel.json").write_text(json.dumps(sidecar))
     with pytest.raises(IngestError, match=message) as caught:
-        ingest.ingest(book, options)
+        ingest.ingest(book, options, actor=operator())
     assert caught.value.reason == "invalid_name"
     assert library.list() == []
 
@@ -162,7 +165,7 @@ def test_bad_files_get_a_clear_error_and_nothing_is_written(
     path = tmp_path / name
     path.write_bytes(content)
     with pytest.raises(IngestError) as caught:
-        ingest.ingest(path, IngestOptions())
+        ingest.ingest(path, IngestOptions(), actor=operator())
     assert caught.value.reason == reason
     assert name in str(caught.value)
     assert library.list() == []
@@ -177,7 +180,7 @@ def test_encrypted_pdf_is_refused(tmp_path: Path) -> None:
         writer.write(handle)
     ingest, library = service(tmp_path)
     with pytest.raises(IngestError) as caught:
-        ingest.ingest(path, IngestOptions())
+        ingest.ingest(path, IngestOptions(), actor=operator())
     assert caught.value.reason == "encrypted"
     assert library.list() == []
 
@@ -187,7 +190,7 @@ def test_size_and_page_limits_are_enforced(tmp_path: Path) -> None:
     book.write_text("word " * 1000)
     ingest, _ = service(tmp_path, max_file_bytes=1000)
     with pytest.raises(IngestError) as caught:
-        ingest.ingest(book, IngestOptions())
+        ingest.ingest(book, IngestOptions(), actor=operator())
     assert caught.value.reason == "too_large"
 
     writer = PdfWriter()
@@ -198,7 +201,7 @@ def test_size_and_page_limits_are_enforced(tmp_path: Path) -> None:
         writer.write(handle)
     ingest, _ = service(tmp_path / "second", max_pages=2)
     with pytest.raises(IngestError) as caught:
-        ingest.ingest(pdf, IngestOptions())
+        ingest.ingest(pdf, IngestOptions(), actor=operator())
     assert caught.value.reason == "too_many_pages"
 
 

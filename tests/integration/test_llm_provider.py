@@ -27,6 +27,7 @@ from citadel.bootstrap import Services, build
 from citadel.config import Settings
 from citadel.domain.model import Actor, DegradedReason, Role, SearchRequest
 from citadel.domain.validation import check_display_text
+from tests.builders import operator
 from tests.conftest import shared_path
 
 pytestmark = pytest.mark.llm
@@ -51,7 +52,9 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
         CITADEL_ANSWER_CACHE_SIZE="0",
     )
     built = build(Settings.from_env(env))
-    built.ingest.ingest(book, IngestOptions(tenant=built.settings.tenant))
+    built.ingest.ingest(
+        book, IngestOptions(tenant=built.settings.tenant), actor=operator(built.settings.tenant)
+    )
     yield built
     built.close()
 

@@ -63,6 +63,7 @@ from citadel.domain.model import (
     SearchResult,
 )
 from citadel.domain.text import forbidden_character
+from tests.builders import operator
 from tests.fakes.openai_server import (
     FakeOpenAIServer,
     Reply,
@@ -134,7 +135,9 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> InMemoryLibrary:
     lib = InMemoryLibrary()
     path = tmp_path_factory.mktemp("books") / "reliable-service-design.md"
     path.write_text(BOOK, encoding="utf-8")
-    IngestService(lib, [MarkdownParser()], FixedClock()).ingest(path, IngestOptions(tenant=TENANT))
+    IngestService(lib, [MarkdownParser()], FixedClock()).ingest(
+        path, IngestOptions(tenant=TENANT), actor=operator(TENANT)
+    )
     return lib
 
 

@@ -38,7 +38,7 @@ from citadel.domain.model import (
     SearchResult,
 )
 from citadel.domain.source import Source
-from tests.builders import Passage, commit
+from tests.builders import Passage, commit, operator
 
 T = TypeVar("T")
 
@@ -547,7 +547,7 @@ def ingested_library(tmp_path: Path) -> InMemoryLibrary:
         encoding="utf-8",
     )
     for path in (book, notes):
-        ingest.ingest(path, IngestOptions(tenant=TENANT))
+        ingest.ingest(path, IngestOptions(tenant=TENANT), actor=operator(TENANT))
     return lib
 
 

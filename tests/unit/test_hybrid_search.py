@@ -17,6 +17,7 @@ from citadel.app.ingest import IngestOptions, IngestService
 from citadel.app.ports import Vectors
 from citadel.app.search import SearchService
 from citadel.domain.model import Actor, Limits, Role, SearchMode, SearchRequest
+from tests.builders import operator
 
 ACTOR = Actor(user_id="reader", tenant="default", role=Role.READER)
 
@@ -59,7 +60,7 @@ def setup(request: pytest.FixtureRequest, tmp_path: Path):
     )
     book = tmp_path / "handbook.md"
     book.write_text(BOOK)
-    ingest.ingest(book, IngestOptions())
+    ingest.ingest(book, IngestOptions(), actor=operator())
     search = SearchService(library, library, Limits(), vectors=library, embedder=embedder)
     yield search, ingest, embedder, book
     if isinstance(library, SqliteLibrary):
@@ -94,7 +95,7 @@ def test_re_ingesting_unchanged_text_never_re_embeds(setup, tmp_path: Path) -> N
     _, ingest, embedder, book = setup
     before = embedder.texts
     book.write_text(BOOK + "\n## Appendix\n\nA new closing section about saving workspaces.\n")
-    report = ingest.ingest(book, IngestOptions())
+    report = ingest.ingest(book, IngestOptions(), actor=operator())
     assert report.version == 2
     # Only the new section's chunk is embedded; the unchanged ones come from the cache.
     assert embedder.texts - before == 1

@@ -32,6 +32,7 @@ from citadel.app.reindex import ReindexService
 from citadel.app.search import SearchService
 from citadel.domain.chunking import embedding_key, embedding_text
 from citadel.domain.model import Actor, Limits, Role, SearchMode, SearchRequest
+from tests.builders import operator
 
 ACTOR = Actor(user_id="reader", tenant="default", role=Role.READER)
 QUESTION = "how do I read a data frame from a text file"
@@ -112,7 +113,7 @@ def ingest(
         embedder=embedder,
         vectors=library if embedder is not None else None,
     )
-    return service.ingest(book, IngestOptions(tenant=tenant)).source_id
+    return service.ingest(book, IngestOptions(tenant=tenant), actor=operator(tenant)).source_id
 
 
 def dense_sections(library: Library, embedder: NamedEmbedder) -> list[str]:
@@ -243,13 +244,13 @@ def test_reingesting_an_unchanged_file_fills_in_the_missing_vectors(
         library, [MarkdownParser()], FixedClock(), embedder=new, vectors=library
     )
 
-    report = service.ingest(book, IngestOptions())
+    report = service.ingest(book, IngestOptions(), actor=operator())
 
     assert (report.status, report.version) == ("unchanged", 1)
     assert library.vector_coverage("model-new") == VectorCoverage(SECTIONS, 0)
     assert dense_sections(library, new)[0] == "Reading files"
     texts = new.texts
-    assert service.ingest(book, IngestOptions()).status == "unchanged"
+    assert service.ingest(book, IngestOptions(), actor=operator()).status == "unchanged"
     assert new.texts == texts
 
 
@@ -263,7 +264,9 @@ def test_bulk_ingest_of_unchanged_documents_fills_in_the_missing_vectors(
     )
     document = MarkdownParser().parse(book)
 
-    [report] = service.ingest_documents([(document, IngestOptions(), str(book.resolve()))])
+    [report] = service.ingest_documents(
+        [(document, IngestOptions(), str(book.resolve()))], actor=operator()
+    )
 
     assert report.status == "unchanged"
     assert library.vector_coverage("model-new") == VectorCoverage(SECTIONS, 0)

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from citadel.app.errors import VersionConflict
 from citadel.app.ports import (
     ChunkVectors,
     DenseHit,
@@ -42,16 +43,23 @@ class InMemoryLibrary:
     def get(self, source_id: str) -> Source | None:
         return self._sources.get(source_id)
 
-    def find(self, tenant: str, *, content_sha256: str = "", origin: str = "") -> Source | None:
-        for source in sorted(self._sources.values(), key=lambda s: s.source_id):
-            if source.deleted or source.tenant != tenant:
-                continue
+    def matching(
+        self, tenant: str, *, content_sha256: str = "", origin: str = ""
+    ) -> Sequence[Source]:
+        with self._lock:
+            return [
+                source
+                for source in sorted(self._sources.values(), key=lambda s: s.source_id)
+                if not source.deleted
+                and source.tenant == tenant
+                and self._matches(source, content_sha256, origin)
+            ]
+
+    def _matches(self, source: Source, content_sha256: str, origin: str) -> bool:
+        if content_sha256:
             current = self._current(source)
-            if content_sha256 and current and current.content_sha256 == content_sha256:
-                return source
-            if origin and not content_sha256 and source.origin == origin:
-                return source
-        return None
+            return current is not None and current.content_sha256 == content_sha256
+        return bool(origin) and source.origin == origin
 
     def versions(self, source_id: str) -> Sequence[SourceVersion]:
         return list(self._versions.get(source_id, []))
@@ -70,10 +78,24 @@ class InMemoryLibrary:
         version: SourceVersion,
         chunks: Sequence[Chunk],
         vectors: ChunkVectors | None = None,
+        *,
+        unique_in: AccessScope | None = None,
     ) -> None:
         if vectors is not None and len(vectors.keys) != len(chunks):
             raise ValueError("one vector key per chunk")
         with self._lock:
+            stored = self._sources.get(source.source_id)
+            if stored is not None and (stored.deleted or stored.tenant != source.tenant):
+                raise VersionConflict(f"source {source.source_id} is not writable")
+            if version.version != (stored.current_version if stored else 0) + 1:
+                raise VersionConflict(f"source {source.source_id} has a newer version")
+            if unique_in is not None and any(
+                other.source_id != source.source_id and unique_in.allows(other)
+                for other in self._sources.values()
+                if other.tenant == source.tenant
+                and self._matches(other, version.content_sha256, "")
+            ):
+                raise VersionConflict("another source holds this content now")
             if vectors is not None:
                 for key, chunk, row in zip(vectors.keys, chunks, vectors.matrix, strict=True):
                     self._embeddings.setdefault((key, vectors.model), np.array(row, np.float32))

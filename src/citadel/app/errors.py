@@ -9,10 +9,13 @@ AppError
 ├── UserExists              a user of that name is already registered (409)
 ├── RequestDeadlineExceeded the request's own deadline passed (504)
 ├── ServiceUnavailable      a service this one calls is unreachable or broke its contract (503)
+├── VersionConflict         the source changed between reading it and committing to it
 ├── ParseError              a parser refused a file (raised by parser adapters)
 ├── InvalidGeneratorOutput  a generator adapter got a reply that is no candidate
 └── IngestError             one file could not be ingested; nothing of it was written
 """
+
+from __future__ import annotations
 
 
 class AppError(Exception):
@@ -60,13 +63,23 @@ class ServiceUnavailable(AppError):
     """A service this one depends on (split mode: Retrieval, Answer) failed to answer."""
 
 
-class IngestError(AppError):
-    """A file was refused; ``reason`` is a stable code, the message says what to do."""
+class VersionConflict(AppError):
+    """A commit's precondition failed: another writer changed the source (or added the
+    same content) after it was read. Nothing was written; read again and decide again."""
 
-    def __init__(self, path: str, reason: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
+
+class IngestError(AppError):
+    """A file was refused; ``reason`` is a stable code, ``detail`` says what to do."""
+
+    def __init__(self, path: str, reason: str, detail: str) -> None:
+        super().__init__(f"{path}: {detail}")
         self.path = path
         self.reason = reason
+        self.detail = detail
+
+    def shown_as(self, path: str) -> IngestError:
+        """The same refusal, naming the file as the caller knows it (an upload's name)."""
+        return IngestError(path, self.reason, self.detail)
 
 
 class ParseError(AppError):

@@ -83,11 +83,13 @@ class RetrievalEvaluation:
             for doc in dataset.documents
             if (doc.text or doc.title).strip()
         ]
+        actor = Actor(user_id="evaluation", tenant=EVAL_TENANT, role=Role.ADMIN)
         reports = self._ingest.ingest_documents(
-            documents, (lambda done, total: progress("embed", done, total)) if progress else None
+            documents,
+            (lambda done, total: progress("embed", done, total)) if progress else None,
+            actor=actor,
         )
         ingest_seconds = time.perf_counter() - started
-        actor = Actor(user_id="evaluation", tenant=EVAL_TENANT, role=Role.ADMIN)
         results: list[ModeReport] = []
         for mode in modes:
             run: dict[str, list[str]] = {}

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from citadel.app.errors import IngestError, ParseError
+from citadel.app.errors import Forbidden, IngestError, NotFound, ParseError, VersionConflict
+from citadel.app.library import require_librarian, writable
 from citadel.app.ports import (
     ChunkVectors,
     Clock,
@@ -33,7 +34,8 @@ from citadel.domain.chunking import (
 )
 from citadel.domain.document import Chunk, ParsedDocument
 from citadel.domain.errors import InvalidValue
-from citadel.domain.source import Source, SourceVersion
+from citadel.domain.model import Actor
+from citadel.domain.source import AccessScope, Source, SourceVersion, check_source_id
 from citadel.domain.user import check_groups, check_name
 
 
@@ -42,7 +44,9 @@ class IngestOptions:
     tenant: str = "default"
     source_id: str | None = None
     url: str | None = None
-    acl_groups: frozenset[str] = frozenset()
+    acl_groups: frozenset[str] | None = None
+    """Who may read the source; ``None`` keeps a stored source's ACL (a new one is
+    open to its whole tenant), an empty set opens it explicitly."""
     title: str | None = None
     authors: tuple[str, ...] | None = None
     year: int | None = None
@@ -71,6 +75,16 @@ class PreparedVersion:
     source: Source
     version: SourceVersion
     chunks: tuple[Chunk, ...]
+    unique_in: AccessScope | None
+    """Set when the caller named no source: the content may not have appeared in
+    another source this actor writes meanwhile (else it is that source's, unchanged)."""
+    document: ParsedDocument
+    options: IngestOptions
+    origin: str
+
+
+_COMMIT_ATTEMPTS = 5
+"""Decide-and-commit rounds when other writers keep winning the race for a source."""
 
 
 class IngestService:
@@ -120,10 +134,13 @@ class IngestService:
         self,
         path: Path,
         options: IngestOptions,
+        *,
+        actor: Actor,
         progress: ProgressCallback | None = None,
         embed_progress: ProgressCallback | None = None,
     ) -> IngestReport:
-        """Ingest one file or directory-as-book; raise ``IngestError`` when refused."""
+        """Ingest one file or directory-as-book for ``actor``; raise ``IngestError``
+        when refused (nothing of the file is written then)."""
         shown = str(path)
         if not path.exists():
             raise IngestError(shown, "not_found", "no such file or directory")
@@ -135,22 +152,24 @@ class IngestService:
                 raise IngestError(
                     shown, "too_large", f"{size} bytes is over the {self._max_file_bytes} limit"
                 )
-        options = self._checked(_with_sidecar(path, options), shown)
+        options = self._checked(_with_sidecar(path, options), actor, shown)
         parser = self.parser_for(path)
         try:
             document = parser.parse(path, progress)
         except ParseError as exc:
             raise IngestError(shown, exc.reason, str(exc)) from exc
-        prepared = self.prepare(document, options, origin=str(path.resolve()), shown=shown)
+        prepared = self._prepare(document, options, actor, origin=str(path.resolve()), shown=shown)
         if isinstance(prepared, IngestReport):
             self._fill_vectors([prepared.source_id], embed_progress)
             return prepared
-        return self.commit([prepared], embed_progress)[0]
+        return self.commit([prepared], actor, embed_progress)[0]
 
     def ingest_documents(
         self,
         documents: Sequence[tuple[ParsedDocument, IngestOptions, str]],
         progress: ProgressCallback | None = None,
+        *,
+        actor: Actor,
     ) -> list[IngestReport]:
         """Ingest already-parsed documents ``(document, options, origin)`` in bulk.
 
@@ -160,28 +179,40 @@ class IngestService:
         reports: list[IngestReport] = []
         pending: list[PreparedVersion] = []
         for document, options, origin in documents:
-            prepared = self.prepare(document, options, origin=origin, shown=origin)
+            prepared = self.prepare(document, options, actor, origin=origin, shown=origin)
             if isinstance(prepared, IngestReport):
                 reports.append(prepared)
             else:
                 pending.append(prepared)
         self._fill_vectors([r.source_id for r in reports], progress)
-        return reports + self.commit(pending, progress)
+        return reports + self.commit(pending, actor, progress)
 
     def _fill_vectors(self, source_ids: Sequence[str], progress: ProgressCallback | None) -> None:
         """Embed what these unchanged sources' current chunks lack under the configured model."""
         if self._reindex is not None and source_ids:
             self._reindex.fill_sources(source_ids, progress)
 
-    def _checked(self, options: IngestOptions, shown: str) -> IngestOptions:
-        """Tenant and groups named as users' are (else no user could ever read the
-        source), and the canonical URL through the link policy; before anything is
-        read or written."""
+    def _checked(self, options: IngestOptions, actor: Actor, shown: str) -> IngestOptions:
+        """What is wrong with the request itself, before anything is read or written:
+        who asks (a librarian or admin of that tenant), the source id's form, tenant
+        and group names (named as users' are, else no user could ever read the
+        source), and the canonical URL through the link policy."""
         try:
             check_name("tenant", options.tenant)
-            check_groups(options.acl_groups)
+            check_groups(options.acl_groups or ())
         except InvalidValue as exc:
             raise IngestError(shown, "invalid_name", str(exc)) from None
+        try:
+            if options.source_id is not None:
+                check_source_id(options.source_id)
+        except InvalidValue as exc:
+            raise IngestError(shown, "invalid_source_id", str(exc)) from None
+        try:
+            require_librarian(actor)
+        except Forbidden as exc:
+            raise IngestError(shown, "forbidden", str(exc)) from None
+        if options.tenant != actor.tenant:
+            raise IngestError(shown, "forbidden", f"you may ingest only into {actor.tenant}")
         if options.url is None or self._check_url is None:
             return options
         try:
@@ -190,26 +221,51 @@ class IngestService:
             raise IngestError(shown, "url_refused", str(exc)) from None
 
     def prepare(
-        self, document: ParsedDocument, options: IngestOptions, *, origin: str, shown: str
+        self,
+        document: ParsedDocument,
+        options: IngestOptions,
+        actor: Actor,
+        *,
+        origin: str,
+        shown: str,
     ) -> PreparedVersion | IngestReport:
         """Chunk a parsed document as the next version of its source, or report a no-op."""
-        options = self._checked(options, shown)
+        return self._prepare(document, self._checked(options, actor, shown), actor, origin, shown)
+
+    def _prepare(
+        self,
+        document: ParsedDocument,
+        options: IngestOptions,
+        actor: Actor,
+        origin: str,
+        shown: str,
+    ) -> PreparedVersion | IngestReport:
         if not any(block.text.strip() for block in document.blocks):
             raise IngestError(shown, "no_text", "no body text could be extracted")
         content_sha = hashlib.sha256(canonical_text(document.blocks).text.encode()).hexdigest()
-        existing = self._existing(options, content_sha, origin)
+        existing = self._existing(options, actor, content_sha, origin, shown)
         if existing is not None and self._current_hash(existing) == content_sha:
+            changed = existing
             if existing.origin != origin:
                 # Same content at a new place: the file moved; remember where it is now.
-                existing = replace(existing, origin=origin)
-                self._registry.update(existing)
-            return self._report(shown, existing, existing.current_version, "unchanged")
+                changed = replace(changed, origin=origin)
+            if options.acl_groups is not None and options.acl_groups != existing.acl_groups:
+                # Said explicitly, so it applies though the text is the same.
+                changed = replace(changed, acl_groups=options.acl_groups)
+            if changed != existing:
+                self._registry.update(changed)
+            return self._report(shown, changed, changed.current_version, "unchanged")
 
         version_no = existing.current_version + 1 if existing else 1
         source_id = existing.source_id if existing else options.source_id or _new_source_id()
         _, chunks = chunk_blocks(document.blocks, source_id, version_no, self._chunking)
         if not chunks:
             raise IngestError(shown, "no_text", "no body text could be extracted")
+        if options.acl_groups is not None:
+            acl = options.acl_groups
+        else:
+            # A new version never widens (or narrows) who may read the source.
+            acl = existing.acl_groups if existing else frozenset()
         source = Source(
             source_id=source_id,
             tenant=options.tenant,
@@ -217,7 +273,7 @@ class IngestService:
             authors=options.authors if options.authors is not None else document.authors,
             year=options.year if options.year is not None else document.year,
             tags=options.tags if options.tags is not None else document.tags,
-            acl_groups=options.acl_groups,
+            acl_groups=acl,
             canonical_url=options.url,
             origin=origin,
             current_version=version_no,
@@ -236,19 +292,62 @@ class IngestService:
             created_at=self._clock.now_iso(),
         )
         status = "updated" if existing else "created"
-        return PreparedVersion(shown, status, source, version, chunks)
+        unique_in = None if options.source_id else AccessScope.of(actor)
+        return PreparedVersion(
+            shown, status, source, version, chunks, unique_in, document, options, origin
+        )
 
     def commit(
-        self, prepared: Sequence[PreparedVersion], progress: ProgressCallback | None = None
+        self,
+        prepared: Sequence[PreparedVersion],
+        actor: Actor,
+        progress: ProgressCallback | None = None,
     ) -> list[IngestReport]:
-        """Embed what is not cached yet, then commit each version atomically."""
+        """Embed what is not cached yet, then commit each version atomically.
+
+        A commit whose precondition failed (another writer changed the source, or
+        committed the same content, after it was read) is decided again from what
+        is stored now: identical content then reports ``unchanged``, so parallel
+        ingests of one file end with one source and one version.
+        """
         vectors = self._embed(prepared, progress)
         reports: list[IngestReport] = []
         for item, item_vectors in zip(prepared, vectors, strict=True):
-            self._registry.commit_version(item.source, item.version, item.chunks, item_vectors)
-            self._registry.prune(item.source.source_id, self._retain_versions)
-            reports.append(self._report(item.shown, item.source, item.version.version, item.status))
+            reports.append(self._commit_one(item, item_vectors, actor, progress))
         return reports
+
+    def _commit_one(
+        self,
+        item: PreparedVersion,
+        item_vectors: ChunkVectors | None,
+        actor: Actor,
+        progress: ProgressCallback | None,
+    ) -> IngestReport:
+        current: PreparedVersion | IngestReport = item
+        for _ in range(_COMMIT_ATTEMPTS):
+            if isinstance(current, IngestReport):
+                self._fill_vectors([current.source_id], progress)
+                return current
+            try:
+                self._registry.commit_version(
+                    current.source,
+                    current.version,
+                    current.chunks,
+                    item_vectors,
+                    unique_in=current.unique_in,
+                )
+            except VersionConflict:
+                current = self._prepare(item.document, item.options, actor, item.origin, item.shown)
+                if isinstance(current, PreparedVersion):
+                    (item_vectors,) = self._embed([current], progress)
+                continue
+            self._registry.prune(current.source.source_id, self._retain_versions)
+            return self._report(
+                current.shown, current.source, current.version.version, current.status
+            )
+        raise IngestError(
+            item.shown, "busy", "the source kept changing while this file was committed; retry"
+        )
 
     def _embed(
         self, prepared: Sequence[PreparedVersion], progress: ProgressCallback | None
@@ -291,17 +390,35 @@ class IngestService:
             np.concatenate(parts) if parts else np.zeros((0, self._embedder.dimension), np.float32)
         )
 
-    def _existing(self, options: IngestOptions, content_sha: str, origin: str) -> Source | None:
+    def _existing(
+        self, options: IngestOptions, actor: Actor, content_sha: str, origin: str, shown: str
+    ) -> Source | None:
+        """The stored source this file is a version of, if any, and only if ``actor``
+        may write it (the rule of ``sources acl``).
+
+        A named id of another tenant's source, of a deleted one (its tombstone keeps
+        old citations resolving as "deleted") or of one this actor may not read gets
+        one refusal that does not say which. Matching content or origin counts only
+        among sources the actor may write: others are, to it, not there.
+        """
         if options.source_id:
             found = self._registry.get(options.source_id)
-            if found is not None and found.tenant != options.tenant:
+            if found is None:
+                return None
+            try:
+                return writable(found, options.source_id, actor)
+            except (NotFound, Forbidden):
                 raise IngestError(
-                    options.source_id, "conflict", "that source id belongs to another tenant"
-                )
-            return None if found is None or found.deleted else found
-        return self._registry.find(options.tenant, content_sha256=content_sha) or (
-            self._registry.find(options.tenant, origin=origin)
-        )
+                    shown,
+                    "id_unavailable",
+                    f"source id {options.source_id} cannot be used here; choose another",
+                ) from None
+        scope = AccessScope.of(actor)
+        for key in ({"content_sha256": content_sha}, {"origin": origin}):
+            for candidate in self._registry.matching(options.tenant, **key):
+                if scope.allows(candidate):
+                    return candidate
+        return None
 
     def _current_hash(self, source: Source) -> str:
         for version in self._registry.versions(source.source_id):
@@ -382,6 +499,7 @@ def _with_sidecar(path: Path, options: IngestOptions) -> IngestOptions:
     if year is not None and (not isinstance(year, int) or isinstance(year, bool)):
         raise IngestError(shown, "bad_sidecar", "year must be an integer")
     acl = names("acl")
+    sidecar_acl = frozenset(acl) if acl is not None else None
     return replace(
         options,
         source_id=options.source_id or text("source_id"),
@@ -390,5 +508,5 @@ def _with_sidecar(path: Path, options: IngestOptions) -> IngestOptions:
         authors=options.authors if options.authors is not None else names("authors"),
         year=options.year if options.year is not None else year,
         tags=options.tags if options.tags is not None else names("tags"),
-        acl_groups=options.acl_groups or (frozenset(acl) if acl else frozenset()),
+        acl_groups=options.acl_groups if options.acl_groups is not None else sidecar_acl,
     )

@@ -10,7 +10,7 @@ from citadel.app.ports import ChunkStore, SourceRegistry
 from citadel.domain.document import Chunk
 from citadel.domain.errors import InvalidValue
 from citadel.domain.model import Actor, Role
-from citadel.domain.source import AccessScope, Source, SourceVersion
+from citadel.domain.source import AccessScope, Source, SourceVersion, valid_source_id
 from citadel.domain.user import check_groups
 
 
@@ -47,42 +47,55 @@ class LibraryService:
 
     def move(self, source_id: str, origin: str, actor: Actor) -> Source:
         """Record a new location; identity, versions and citations are unchanged."""
-        self._require_librarian(actor)
         if not origin.strip():
             raise InvalidRequest("the new location is empty")
-        moved = replace(self._readable(source_id, actor), origin=origin)
+        moved = replace(writable(self._registry.get(source_id), source_id, actor), origin=origin)
         self._registry.update(moved)
         return moved
 
     def set_acl(self, source_id: str, groups: Iterable[str], actor: Actor) -> Source:
         """Replace the groups that may read a source; no groups means the whole tenant."""
-        self._require_librarian(actor)
+        require_librarian(actor)
         try:
             acl = check_groups(groups)
         except InvalidValue as exc:
             raise InvalidRequest(str(exc)) from None
-        changed = replace(self._readable(source_id, actor), acl_groups=acl)
+        changed = replace(writable(self._registry.get(source_id), source_id, actor), acl_groups=acl)
         self._registry.update(changed)
         return changed
 
     def delete(self, source_id: str, actor: Actor) -> None:
         """Delete the text and leave a tombstone, so old citations resolve to "deleted"."""
-        self._require_librarian(actor)
-        self._readable(source_id, actor)
+        writable(self._registry.get(source_id), source_id, actor)
         self._registry.delete(source_id)
 
     def _readable(self, source_id: str, actor: Actor) -> Source:
-        source = self._registry.get(source_id)
-        # Another tenant's source and a missing one look the same: no existence leak.
-        if source is None or source.tenant != actor.tenant:
-            raise NotFound(f"no source {source_id}")
-        if source.deleted:
-            raise NotFound(f"source {source_id} was deleted")
-        if not AccessScope.of(actor).allows(source):
-            raise Forbidden(f"you may not read source {source_id}")
-        return source
+        return readable(self._registry.get(source_id), source_id, actor)
 
-    @staticmethod
-    def _require_librarian(actor: Actor) -> None:
-        if actor.role not in {Role.LIBRARIAN, Role.ADMIN}:
-            raise Forbidden("only librarians and admins change the library")
+
+def readable(source: Source | None, source_id: str, actor: Actor) -> Source:
+    """``source`` (the registry's record of ``source_id``) when ``actor`` may read it.
+
+    An id no source could have, another tenant's source and a missing one look
+    the same (``NotFound``): no existence leak across tenants.
+    """
+    if source is None or source.tenant != actor.tenant or not valid_source_id(source_id):
+        raise NotFound(f"no source {source_id}")
+    if source.deleted:
+        raise NotFound(f"source {source_id} was deleted")
+    if not AccessScope.of(actor).allows(source):
+        raise Forbidden(f"you may not read source {source_id}")
+    return source
+
+
+def writable(source: Source | None, source_id: str, actor: Actor) -> Source:
+    """``source`` when ``actor`` may change it: re-permission it, move or delete it, or
+    write a version of it. One rule for every write, whichever entrypoint asks: a
+    librarian or admin of its tenant who may read it."""
+    require_librarian(actor)
+    return readable(source, source_id, actor)
+
+
+def require_librarian(actor: Actor) -> None:
+    if actor.role not in {Role.LIBRARIAN, Role.ADMIN}:
+        raise Forbidden("only librarians and admins change the library")

@@ -65,8 +65,11 @@ class SourceRegistry(Protocol):
         """The source, deleted or not; None when it never existed."""
         ...
 
-    def find(self, tenant: str, *, content_sha256: str = "", origin: str = "") -> Source | None:
-        """A live source of ``tenant`` whose current version has this hash, or this origin."""
+    def matching(
+        self, tenant: str, *, content_sha256: str = "", origin: str = ""
+    ) -> Sequence[Source]:
+        """Live sources of ``tenant`` whose current version has this hash (or, given no
+        hash, that were ingested from this origin), by id."""
         ...
 
     def versions(self, source_id: str) -> Sequence[SourceVersion]:
@@ -87,8 +90,18 @@ class SourceRegistry(Protocol):
         version: SourceVersion,
         chunks: Sequence[Chunk],
         vectors: ChunkVectors | None = None,
+        *,
+        unique_in: AccessScope | None = None,
     ) -> None:
-        """Make ``version`` of ``source`` current with its chunks and vectors, all or nothing."""
+        """Make ``version`` of ``source`` current with its chunks and vectors, all or nothing.
+
+        The commit checks, in the same transaction as its writes, what its caller
+        decided from an earlier read, and raises ``VersionConflict`` (writing
+        nothing) when another writer got there first: ``version`` must follow the
+        stored current version (1 for a source not stored yet), and a stored source
+        must be live and of the same tenant. With ``unique_in``, no other live source
+        that scope allows may already hold this content as its current version.
+        """
         ...
 
     def update(self, source: Source) -> None:

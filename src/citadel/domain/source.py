@@ -2,10 +2,40 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from citadel.domain.errors import InvalidValue
 from citadel.domain.model import Actor, Role
+
+MAX_SOURCE_ID_CHARS = 128
+_SOURCE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def check_source_id(value: str) -> str:
+    """``value`` when it can name a source; else ``InvalidValue``.
+
+    A source id travels in URL paths (viewer links, citation routes) and in
+    reports, so it is one path segment that needs no escaping: 1 to 128 ASCII
+    letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit
+    (so never ``.`` or ``..``).
+    """
+    if not value or len(value) > MAX_SOURCE_ID_CHARS:
+        raise InvalidValue(f"a source id has 1 to {MAX_SOURCE_ID_CHARS} characters")
+    if not _SOURCE_ID.fullmatch(value):
+        raise InvalidValue(
+            "a source id is ASCII letters, digits, '.', '_' and '-', starting with a"
+            " letter or digit"
+        )
+    return value
+
+
+def valid_source_id(value: str) -> bool:
+    try:
+        check_source_id(value)
+    except InvalidValue:
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)

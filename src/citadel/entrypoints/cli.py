@@ -26,7 +26,7 @@ from citadel.app.ingest import IngestOptions
 from citadel.app.ports import ProgressCallback
 from citadel.bootstrap import Services, build_answer_client
 from citadel.config import ConfigError, Settings
-from citadel.domain.model import Actor, SearchMode, SearchRequest
+from citadel.domain.model import Actor, Role, SearchMode, SearchRequest
 from citadel.entrypoints import render
 from citadel.entrypoints.cli_admin import audit_app, sources_app, users_app
 from citadel.entrypoints.cli_support import (
@@ -67,7 +67,11 @@ def ingest(
     url: Annotated[str | None, typer.Option(help="Trusted canonical URL of the source.")] = None,
     tenant: Annotated[str | None, typer.Option(help="Tenant the source belongs to.")] = None,
     acl: Annotated[
-        str | None, typer.Option(help="Comma-separated groups that may read it.")
+        str | None,
+        typer.Option(
+            help="Comma-separated groups that may read it (default: a new source is open to"
+            ' its tenant, a new version keeps the source\'s groups; "" opens it).'
+        ),
     ] = None,
     title: Annotated[str | None, typer.Option(help="Override the title from the file.")] = None,
     author: Annotated[
@@ -88,16 +92,25 @@ def ingest(
             tenant=tenant or services.settings.tenant,
             source_id=source_id,
             url=url,
-            acl_groups=parse_groups(acl),
+            # No --acl keeps a stored source's ACL; --acl "" opens it to its tenant.
+            acl_groups=None if acl is None else parse_groups(acl),
             title=title,
             authors=tuple(author) if author else None,
             year=year,
             tags=tuple(tag) if tag else None,
         )
+        # Whoever can run the CLI can open the database: the administrator of the tenant.
+        operator = Actor(user_id="local", tenant=options.tenant, role=Role.ADMIN)
         for path in paths:
             try:
                 with _progress(path.name) as (parsed, embedded):
-                    report = services.ingest.ingest(path, options, parsed, embedded)
+                    report = services.ingest.ingest(
+                        path,
+                        options,
+                        actor=operator,
+                        progress=parsed,
+                        embed_progress=embedded,
+                    )
             except AppError as exc:
                 # A refused file (IngestError), or what stops any file now (the
                 # embedding model cannot load): reported per path, the rest go on.

@@ -131,7 +131,9 @@ def run_demo(home: Path, console: Console) -> int:
     try:
         for book in library.books:
             try:
-                report = services.ingest.ingest(book, IngestOptions(tenant=settings.tenant))
+                report = services.ingest.ingest(
+                    book, IngestOptions(tenant=settings.tenant), actor=actor
+                )
             except AppError as exc:
                 console.print(f"[red]could not ingest[/red] {escape(str(exc))}")
                 return 1

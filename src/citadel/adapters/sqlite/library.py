@@ -9,8 +9,10 @@ transaction rules, ``access.py`` for how scope and filters become FTS5 terms,
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -26,6 +28,7 @@ from citadel.adapters.sqlite.rows import (
     section_key,
     source_from_row,
 )
+from citadel.app.errors import VersionConflict
 from citadel.app.ports import (
     ChunkVectors,
     DenseHit,
@@ -76,25 +79,13 @@ class SqliteLibrary:
         ).fetchone()
         return source_from_row(row) if row else None
 
-    def find(self, tenant: str, *, content_sha256: str = "", origin: str = "") -> Source | None:
-        if content_sha256:
-            row = self._db.reader.execute(
-                f"SELECT {SOURCE_COLUMNS} FROM sources s JOIN source_versions v"
-                " ON v.source_id = s.source_id AND v.version = s.current_version"
-                " WHERE s.tenant = ? AND s.deleted = 0 AND v.content_sha256 = ?"
-                " ORDER BY s.source_id LIMIT 1",
-                (tenant, content_sha256),
-            ).fetchone()
-        elif origin:
-            row = self._db.reader.execute(
-                f"SELECT {SOURCE_COLUMNS} FROM sources s"
-                " WHERE s.tenant = ? AND s.deleted = 0 AND s.origin = ?"
-                " ORDER BY s.source_id LIMIT 1",
-                (tenant, origin),
-            ).fetchone()
-        else:
-            return None
-        return source_from_row(row) if row else None
+    def matching(
+        self, tenant: str, *, content_sha256: str = "", origin: str = ""
+    ) -> Sequence[Source]:
+        return [
+            source_from_row(row)
+            for row in _matching(self._db.reader, tenant, content_sha256, origin)
+        ]
 
     def versions(self, source_id: str) -> Sequence[SourceVersion]:
         rows = self._db.reader.execute(
@@ -144,10 +135,15 @@ class SqliteLibrary:
         version: SourceVersion,
         chunks: Sequence[Chunk],
         vectors: ChunkVectors | None = None,
+        *,
+        unique_in: AccessScope | None = None,
     ) -> None:
         if vectors is not None and len(vectors.keys) != len(chunks):
             raise ValueError("one vector key per chunk")
         with self._db.transaction() as conn:
+            # BEGIN IMMEDIATE holds the write lock of every process: the checks
+            # below and the writes after them are one step for all writers.
+            _check_commit(conn, source, version, unique_in)
             conn.execute(
                 "INSERT INTO sources(source_id, tenant, title, authors, year, tags, acl_groups,"
                 " canonical_url, origin, current_version, deleted)"
@@ -423,6 +419,50 @@ class SqliteLibrary:
                     for key, row in zip(keys, matrix, strict=True)
                 ),
             )
+
+
+def _matching(
+    conn: sqlite3.Connection, tenant: str, content_sha256: str, origin: str
+) -> list[tuple[Any, ...]]:
+    if content_sha256:
+        return conn.execute(
+            f"SELECT {SOURCE_COLUMNS} FROM sources s JOIN source_versions v"
+            " ON v.source_id = s.source_id AND v.version = s.current_version"
+            " WHERE s.tenant = ? AND s.deleted = 0 AND v.content_sha256 = ?"
+            " ORDER BY s.source_id",
+            (tenant, content_sha256),
+        ).fetchall()
+    if origin:
+        return conn.execute(
+            f"SELECT {SOURCE_COLUMNS} FROM sources s"
+            " WHERE s.tenant = ? AND s.deleted = 0 AND s.origin = ? ORDER BY s.source_id",
+            (tenant, origin),
+        ).fetchall()
+    return []
+
+
+def _check_commit(
+    conn: sqlite3.Connection,
+    source: Source,
+    version: SourceVersion,
+    unique_in: AccessScope | None,
+) -> None:
+    """The preconditions of ``commit_version`` (see the port), inside its transaction."""
+    stored = conn.execute(
+        "SELECT tenant, current_version, deleted FROM sources WHERE source_id = ?",
+        (source.source_id,),
+    ).fetchone()
+    if stored is not None and (stored[2] or stored[0] != source.tenant):
+        raise VersionConflict(f"source {source.source_id} is not writable")
+    if version.version != (stored[1] if stored else 0) + 1:
+        raise VersionConflict(f"source {source.source_id} has a newer version")
+    if unique_in is not None and any(
+        other.source_id != source.source_id and unique_in.allows(other)
+        for other in map(
+            source_from_row, _matching(conn, source.tenant, version.content_sha256, "")
+        )
+    ):
+        raise VersionConflict("another source holds this content now")
 
 
 def _metadata(source: Source) -> tuple[object, ...]:

@@ -14,7 +14,7 @@ from starlette.staticfiles import StaticFiles
 from citadel.app.answer import Answering
 from citadel.bootstrap import Services
 from citadel.config import HttpSettings
-from citadel.entrypoints.http import api, errors, viewer, web
+from citadel.entrypoints.http import api, errors, uploads, viewer, web
 from citadel.entrypoints.http.auth import Edge
 from citadel.entrypoints.http.bodies import documented
 from citadel.entrypoints.http.observability import request_context
@@ -32,6 +32,8 @@ def create_app(
     else a random one for this process (sessions then end when it stops). ``answering``
     is a remote Answer service in split mode (default: ``services.answer``)."""
     http = services.settings.http
+    # What a server that died mid-upload left behind (the folders of dead processes).
+    uploads.clean_spool(uploads.spool_root(services))
     configured = http.session_secret.get_secret_value().encode("utf-8")
     secret = configured or session_secret or secrets.token_bytes(32)
     app = FastAPI(

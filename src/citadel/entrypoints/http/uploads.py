@@ -4,12 +4,20 @@ Nothing is buffered in memory beyond a few small fields, and the size limit
 (``max_file_bytes``) is enforced while the bytes arrive, not after. The file
 then goes through the same ingest use case as the CLI's, with the same
 per-file errors; the tenant is always the caller's.
+
+Files are spooled under ``<CITADEL_HOME>/uploads/<pid>-<random>/`` and removed when
+the request ends; a server that died mid-upload leaves its folder behind, and
+``clean_spool`` (run when the app starts) removes the folders of processes that
+are gone.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import tempfile
+import time
 from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -76,9 +84,9 @@ class _Part:
 
 @asynccontextmanager
 async def received(
-    request: Request, max_file_bytes: int, allowed: Collection[str]
+    request: Request, max_file_bytes: int, allowed: Collection[str], spool_root: Path
 ) -> AsyncIterator[Upload]:
-    """Stream the body into a temporary directory that is removed afterwards."""
+    """Stream the body into a temporary directory under ``spool_root``, removed afterwards."""
     content_type, params = parse_options_header(request.headers.get("content-type"))
     boundary = params.get(b"boundary")
     if content_type != b"multipart/form-data" or not boundary:
@@ -87,7 +95,8 @@ async def received(
     budget = max_file_bytes + _MAX_FIELDS * _MAX_FIELD_BYTES + 64 * 1024
     if declared.isdigit() and int(declared) > budget:
         raise TooLarge(f"the upload is over the {max_file_bytes}-byte limit")
-    with tempfile.TemporaryDirectory(prefix="citadel-upload-") as tmp:
+    spool_root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"{os.getpid()}-", dir=spool_root) as tmp:
         receiver = _Receiver(Path(tmp), max_file_bytes, allowed)
         try:
             parser = MultipartParser(boundary, receiver.callbacks())
@@ -191,15 +200,19 @@ def _safe_filename(name: str) -> str:
 
 
 def options_for(upload: Upload, actor: Actor) -> IngestOptions:
+    """Ingest options from the form. A blank ``acl`` is no ACL given (a form always
+    sends the field): a new source is open to the tenant, a new version keeps its
+    source's groups. Opening a restricted source is a change of its ACL, not an upload."""
     fields = upload.fields
     tenant = fields.get("tenant", "").strip()
     if tenant and tenant != actor.tenant:
         raise Forbidden(f"you may ingest only into your own tenant ({actor.tenant})")
+    groups = frozenset(g.strip() for g in fields.get("acl", "").split(",") if g.strip())
     return IngestOptions(
         tenant=actor.tenant,
         source_id=fields.get("source_id", "").strip() or None,
         url=fields.get("url", "").strip() or None,
-        acl_groups=frozenset(g.strip() for g in fields.get("acl", "").split(",") if g.strip()),
+        acl_groups=groups or None,
         title=fields.get("title", "").strip() or None,
     )
 
@@ -208,13 +221,52 @@ def ingest_upload(services: Services, upload: Upload, actor: Actor) -> IngestRep
     """Ingest the received file; errors name the uploaded file, never the temporary path."""
     options = options_for(upload, actor)
     try:
-        report = services.ingest.ingest(upload.path, options)
+        report = services.ingest.ingest(upload.path, options, actor=actor)
     except IngestError as exc:
-        message = str(exc).removeprefix(f"{exc.path}: ")
-        raise IngestError(upload.filename, exc.reason, message) from None
+        raise exc.shown_as(upload.filename) from None
     return replace(report, path=upload.filename)
 
 
+def spool_root(services: Services) -> Path:
+    """Where uploads are spooled while they arrive and are ingested."""
+    return services.settings.home / "uploads"
+
+
+def clean_spool(root: Path, *, max_age_s: float = 86_400.0) -> int:
+    """Remove what uploads of dead processes left (a crash mid-upload); return how many.
+
+    A folder is ``<pid>-<random>``; it goes when that process is gone, or, whatever
+    its pid (pids are reused), when it is older than ``max_age_s``.
+    """
+    if not root.is_dir():
+        return 0
+    removed = 0
+    now = time.time()
+    for entry in root.iterdir():
+        pid_text = entry.name.partition("-")[0]
+        try:
+            stale = now - entry.stat().st_mtime > max_age_s or not (
+                pid_text.isdigit() and _alive(int(pid_text))
+            )
+        except OSError:
+            continue
+        if stale and entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's live process
+    return True
+
+
 async def receive_upload(request: Request, services: Services, actor: Actor) -> IngestReport:
-    async with received(request, services.settings.max_file_bytes, OPTION_FIELDS) as upload:
+    limit = services.settings.max_file_bytes
+    async with received(request, limit, OPTION_FIELDS, spool_root(services)) as upload:
         return await run_in_threadpool(ingest_upload, services, upload, actor)

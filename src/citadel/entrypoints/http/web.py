@@ -33,7 +33,7 @@ from citadel.entrypoints.http.security import (
     csrf_matches,
     set_cookie,
 )
-from citadel.entrypoints.http.uploads import OPTION_FIELDS, ingest_upload, received
+from citadel.entrypoints.http.uploads import OPTION_FIELDS, ingest_upload, received, spool_root
 
 router = APIRouter(include_in_schema=False)
 
@@ -173,7 +173,8 @@ async def upload(request: Request, actor: Reader) -> Response:
         raise Forbidden("only librarians and admins add sources")
     state = edge(request)
     allowed = (*OPTION_FIELDS, CSRF_FIELD)
-    async with received(request, state.services.settings.max_file_bytes, allowed) as file:
+    limit = state.services.settings.max_file_bytes
+    async with received(request, limit, allowed, spool_root(state.services)) as file:
         check_csrf(request, file.fields.pop(CSRF_FIELD, None))
         try:
             report = await run_in_threadpool(ingest_upload, state.services, file, actor)
