@@ -144,3 +144,26 @@ def test_sqlite_users_share_the_library_file_without_bumping_its_generation(
         assert SqliteUsers(reopened).get("ada") is not None
     finally:
         reopened.close()
+
+
+def test_an_ended_session_is_remembered_until_it_would_have_expired(store: UserStore) -> None:
+    assert not store.session_ended("s1")
+    store.end_session("s1", expires_at=1_060, now=1_000)
+    store.end_session("s2", expires_at=2_000, now=1_000)
+    assert store.session_ended("s1") and store.session_ended("s2")
+    assert not store.session_ended("s3"), "only the sessions that were signed out"
+    # Past s1's expiry, the next sign-out drops its record (the cookie is dead anyway)...
+    store.end_session("s3", expires_at=3_000, now=1_061)
+    assert not store.session_ended("s1")
+    # ...but never a live one's: that would revive a signed-out session.
+    assert store.session_ended("s2") and store.session_ended("s3")
+
+
+def test_ended_sessions_survive_a_reopened_database(tmp_path: Path) -> None:
+    path = tmp_path / "library.db"
+    db = Database(path)
+    SqliteUsers(db).end_session("s1", expires_at=2_000, now=1_000)
+    db.close()
+    again = Database(path)
+    assert SqliteUsers(again).session_ended("s1")
+    again.close()

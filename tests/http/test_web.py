@@ -282,24 +282,21 @@ def test_sign_out_ends_the_session_on_the_server_too(app: FastAPI, library: Libr
     assert session is not None and app.state.edge.revoked.revoked(session)
 
 
-def test_signed_out_sessions_are_forgotten_once_they_would_have_expired() -> None:
-    from citadel.entrypoints.http.security import RevokedSessions, SessionSigner
-
-    clock = [1000.0]
-    signer = SessionSigner(SECRET, ttl_s=60, now=lambda: clock[0])
-    revoked = RevokedSessions(now=lambda: clock[0])
-    first = signer.issue("ada", "stamp")[1]
-    revoked.revoke(first)
-    assert revoked.revoked(first)
-    assert not revoked.revoked(signer.issue("ada", "stamp")[1]), "each sign-in is a new session"
-    clock[0] += 61  # every session so far has expired: their records may go
-    for _ in range(2000):
-        revoked.revoke(signer.issue("bob", "stamp")[1])
-    # The first sweep dropped the expired record, and none of the 2,000 live ones.
-    assert not revoked.revoked(first) and len(revoked) == 2000
-    live = signer.issue("carol", "stamp")[1]
-    revoked.revoke(live)
-    assert revoked.revoked(live), "a live session's record is never dropped"
+def test_a_signed_out_cookie_stays_dead_after_a_restart(app: FastAPI, library: Library) -> None:
+    """The sign-out is kept in the user store: a new process with the same session key
+    (a restart, or another server of the deployment) refuses the cookie too."""
+    with browser(app) as c:
+        sign_in(c, library, "ada")
+        captured = c.cookies["citadel_session"]
+        token = csrf_of(c.get("/ask").text)
+        assert c.post("/signout", data={"csrf_token": token}, follow_redirects=False).status_code
+    restarted = create_app(library.services, session_secret=SECRET)
+    with browser(restarted) as thief:
+        stolen = {"Cookie": f"citadel_session={captured}"}
+        assert thief.get("/ask", headers=stolen, follow_redirects=False).status_code == 401
+    with browser(restarted) as fresh:
+        sign_in(fresh, library, "ada")
+        assert fresh.get("/ask").status_code == 200, "a new sign-in is a new session"
 
 
 def test_recent_ingests_show_each_reader_only_what_they_may_read(tmp_path: Path) -> None:

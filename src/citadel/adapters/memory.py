@@ -348,6 +348,8 @@ class InMemoryUsers:
         self._users: dict[str, User] = {}
         self._tokens: dict[str, str] = {}
         """token sha256 -> user name"""
+        self._ended: dict[str, int] = {}
+        """signed-out session id -> when it would have expired"""
 
     def add(self, user: User, token_sha256: str) -> bool:
         with self._lock:
@@ -394,3 +396,12 @@ class InMemoryUsers:
     def list(self, tenant: str | None = None) -> Sequence[User]:
         users = [u for u in self._users.values() if tenant in (None, u.tenant)]
         return sorted(users, key=lambda u: u.name)
+
+    def end_session(self, session_id: str, expires_at: int, now: int) -> None:
+        with self._lock:
+            self._ended = {k: v for k, v in self._ended.items() if v > now}
+            self._ended[session_id] = expires_at
+
+    def session_ended(self, session_id: str) -> bool:
+        with self._lock:
+            return session_id in self._ended

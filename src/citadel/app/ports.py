@@ -319,6 +319,15 @@ class UserStore(Protocol):
         """Users (of ``tenant``, or all), by name."""
         ...
 
+    def end_session(self, session_id: str, expires_at: int, now: int) -> None:
+        """Remember that a browser session was signed out, until it would have expired
+        (``expires_at``, Unix seconds); forget records already past theirs at ``now``."""
+        ...
+
+    def session_ended(self, session_id: str) -> bool:
+        """Whether that session was signed out (and has not expired since)."""
+        ...
+
 
 class Clock(Protocol):
     def now_iso(self) -> str:

@@ -109,6 +109,14 @@ class UserService:
         except KeyError:
             raise NotFound(f"no user {name}") from None
 
+    def end_session(self, session_id: str, expires_at: int, now: int) -> None:
+        """Sign a browser session out for good: every process sharing the user store
+        refuses it from now on, restarts included, until it would have expired."""
+        self._store.end_session(session_id, expires_at, now)
+
+    def session_ended(self, session_id: str) -> bool:
+        return self._store.session_ended(session_id)
+
     def get(self, name: str) -> User:
         user = self._store.get(name)
         if user is None:

@@ -80,6 +80,13 @@ CREATE TABLE IF NOT EXISTS users (
     token_sha256 TEXT NOT NULL UNIQUE
 );
 CREATE INDEX IF NOT EXISTS users_tenant ON users(tenant, name);
+-- Browser sessions signed out before they expired (the id is a hash of the session's
+-- random CSRF secret, so it reveals nothing); kept until they would have expired.
+-- New in place: CREATE IF NOT EXISTS adds it to older files of schema 4.
+CREATE TABLE IF NOT EXISTS ended_sessions (
+    session_id TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
 -- Only current versions of live sources are indexed; rowid = chunks.rowid.
 -- `access` holds the scope and filter tokens of access.py (weight 0 in bm25).
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(

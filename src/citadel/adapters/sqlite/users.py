@@ -93,6 +93,20 @@ class SqliteUsers:
             raise KeyError(name)
         return _user(row)
 
+    def end_session(self, session_id: str, expires_at: int, now: int) -> None:
+        with self._db.transaction(library=False) as conn:
+            conn.execute("DELETE FROM ended_sessions WHERE expires_at <= ?", (now,))
+            conn.execute(
+                "INSERT OR REPLACE INTO ended_sessions(session_id, expires_at) VALUES (?, ?)",
+                (session_id, expires_at),
+            )
+
+    def session_ended(self, session_id: str) -> bool:
+        row = self._db.reader.execute(
+            "SELECT 1 FROM ended_sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return row is not None
+
     def list(self, tenant: str | None = None) -> Sequence[User]:
         if tenant is None:
             rows = self._db.reader.execute(f"SELECT {_COLUMNS} FROM users ORDER BY name")

@@ -57,10 +57,14 @@ class Edge:
     answering: Answering
     """Who answers: the in-process AnswerService, or a remote Answer service (split mode)."""
     proxies: TrustedProxies = field(default_factory=TrustedProxies)
-    revoked: RevokedSessions = field(default_factory=RevokedSessions)
     recent_ingests: dict[str, list[RecentIngest]] = field(default_factory=dict)
     counting: threading.Lock = field(default_factory=threading.Lock)
     """Held while /readyz counts vector coverage: one count at a time, however many probes."""
+
+    @property
+    def revoked(self) -> RevokedSessions:
+        """Signed-out sessions, kept in the user store (shared by every process)."""
+        return RevokedSessions(self.services.users)
 
     def remember(self, tenant: str, entry: RecentIngest) -> None:
         """Keep the tenant's last uploads' outcomes for the library page (this process only)."""

@@ -6,7 +6,7 @@ API token the user signed in with. The user is looked up again on every
 request: a disabled user's sessions stop acting at once (and act again if it is
 enabled before they expire); replacing the token (``users rotate``) ends them
 for good. Signing out ends one session for good too: its id (derived from its
-CSRF secret) is kept in ``RevokedSessions`` until the session would have expired.
+CSRF secret) is kept in the user store until the session would have expired.
 Form posts carry the CSRF token in a hidden field: signed in, it must
 equal the session's secret (a synchronizer token); before signing in, it
 must equal the signed ``citadel_csrf`` cookie (a signed double submit).
@@ -32,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -110,38 +111,33 @@ class SessionSigner:
         return hmac.new(self._secret, message, hashlib.sha256).digest()
 
 
+class SessionEnds(Protocol):
+    """Where signed-out sessions are kept: the user store (``UserService``)."""
+
+    def end_session(self, session_id: str, expires_at: int, now: int) -> None: ...
+
+    def session_ended(self, session_id: str) -> bool: ...
+
+
 class RevokedSessions:
     """Sessions ended by signing out, each kept until it would have expired anyway.
 
-    In memory, for this process: the default session key is random per process, so
-    no other process accepts these sessions. Processes that share a configured
-    session key (``CITADEL_HTTP_SESSION_SECRET``) do not share this list, and a
-    restart forgets it; ending every session of a user for good, everywhere, is
-    ``users rotate``. Memory is bounded by the sign-outs within one session lifetime:
-    expired entries are dropped, live ones never are (that would revive a session).
+    Kept in the user store, so every process sharing the library (a configured
+    ``CITADEL_HTTP_SESSION_SECRET`` makes their cookies interchangeable) refuses a
+    signed-out cookie, and so does this one after a restart. Records past their
+    session's expiry are dropped as new ones arrive; live ones never are (that
+    would revive a session).
     """
 
-    def __init__(self, now: Callable[[], float] = time.time) -> None:
+    def __init__(self, store: SessionEnds, now: Callable[[], float] = time.time) -> None:
+        self._store = store
         self._now = now
-        self._until: dict[str, int] = {}
-        self._lock = threading.Lock()
-        self._sweep_at = 1024
 
     def revoke(self, session: Session) -> None:
-        with self._lock:
-            self._until[session.id] = session.expires
-            if len(self._until) >= self._sweep_at:
-                now = self._now()
-                self._until = {k: v for k, v in self._until.items() if v > now}
-                self._sweep_at = max(1024, 2 * len(self._until))
+        self._store.end_session(session.id, session.expires, int(self._now()))
 
     def revoked(self, session: Session) -> bool:
-        with self._lock:
-            return session.id in self._until
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._until)
+        return self._store.session_ended(session.id)
 
 
 def csrf_matches(expected: str | None, given: str | None) -> bool:
