@@ -16,9 +16,10 @@ import random
 import statistics
 import time
 
-from citadel.app.answer import attribute
+from citadel.domain.answer import attribute
+from citadel.domain.limits import Limits
 from citadel.domain.manifest import freeze_manifest, prompt_evidence
-from citadel.domain.model import Evidence, Limits
+from citadel.domain.search import Evidence
 from citadel.domain.selection import select_evidence
 from citadel.domain.validation import Accepted, validate_candidate
 
@@ -74,7 +75,7 @@ def one_request(evidence: list[Evidence], limits: Limits) -> None:
     }
     verdict = validate_candidate(candidate, manifest, limits)
     assert isinstance(verdict, Accepted)
-    attribute(verdict, manifest)
+    attribute(verdict.segments, manifest)
 
 
 def main() -> None:

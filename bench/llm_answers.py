@@ -28,7 +28,9 @@ from citadel.app.answer import AnswerRequest
 from citadel.app.ingest import IngestOptions
 from citadel.bootstrap import build
 from citadel.config import Settings
-from citadel.domain.model import Actor, AnswerResult, Role, SearchRequest
+from citadel.domain.answer import AnswerResult
+from citadel.domain.search import SearchRequest
+from citadel.domain.users import Actor, Role
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT.parent / "shared" / "books" / "pdf" / "R-intro.pdf"

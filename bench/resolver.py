@@ -25,16 +25,11 @@ from tests.builders import Passage, commit
 
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.app.resolver import CitationResolver
+from citadel.domain.answer import AnswerResult, Citation, CitedSegment, GroundedAnswer
 from citadel.domain.links import Link, LinkPolicy
-from citadel.domain.model import (
-    Actor,
-    AnswerResult,
-    Citation,
-    CitedSegment,
-    GroundedAnswer,
-    SearchResult,
-)
+from citadel.domain.search import SearchResult
 from citadel.domain.source import Source
+from citadel.domain.users import Actor
 from citadel.domain.viewer import ViewerSigner
 
 CITATIONS = 8

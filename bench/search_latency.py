@@ -51,9 +51,11 @@ from citadel.app.ports import ChunkVectors
 from citadel.app.search import SearchService
 from citadel.domain.chunking import CHUNKER_VERSION, chunk_id, embedding_key
 from citadel.domain.document import Chunk
-from citadel.domain.model import Actor, Limits, Role, SearchFilters, SearchRequest
+from citadel.domain.limits import Limits
+from citadel.domain.search import SearchFilters, SearchRequest
 from citadel.domain.source import AccessScope, Source, SourceVersion
 from citadel.domain.text import STOPWORDS, words
+from citadel.domain.users import Actor, Role
 
 # Text with the statistics of English prose: about 45% function words (which
 # the query side drops as stop words) and content words drawn from a Zipf

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from citadel.app.ports import SourceRegistry
 from citadel.domain.chunking import CHUNKER_VERSION, chunk_id
 from citadel.domain.document import Chunk
-from citadel.domain.model import Actor, Evidence, Role
+from citadel.domain.search import Evidence
 from citadel.domain.source import AccessScope, Source, SourceVersion
+from citadel.domain.users import Actor, Role
 
 
 def sha256_of(text: str) -> str:

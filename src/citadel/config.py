@@ -16,7 +16,7 @@ from citadel.adapters.generators.openai import SecretStr
 from citadel.adapters.sqlite.hnsw import DEFAULT_MIN_VECTORS
 from citadel.domain.errors import InvalidValue
 from citadel.domain.fusion import FusionPolicy
-from citadel.domain.model import Limits
+from citadel.domain.limits import Limits
 
 GENERATORS = ("extractive", "openai")
 EMBEDDERS = ("minilm", "minilm-float", "hashing", "none")

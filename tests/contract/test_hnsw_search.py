@@ -28,7 +28,7 @@ from citadel.adapters.sqlite.hnsw import HnswIndex
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.app.ports import ChunkVectors, DenseHit
 from citadel.domain.chunking import CHUNKER_VERSION, embedding_key
-from citadel.domain.model import SearchFilters
+from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope, Source, SourceVersion
 from tests.builders import Passage, make_chunks
 

@@ -27,7 +27,7 @@ from citadel.app.ports import (
     VectorIndex,
 )
 from citadel.domain.chunking import CHUNKER_VERSION, embedding_key
-from citadel.domain.model import SearchFilters
+from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope, Source, SourceVersion
 from tests.builders import Passage, commit, make_chunks, sha256_of
 

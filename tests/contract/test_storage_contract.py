@@ -19,7 +19,7 @@ from citadel.adapters.memory import InMemoryLibrary
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.app.errors import VersionConflict
 from citadel.app.ports import ChunkStore, LexicalHit, LexicalIndex, SourceRegistry
-from citadel.domain.model import SearchFilters
+from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope, Source
 from tests.builders import Passage, commit
 

@@ -17,8 +17,7 @@ from citadel.adapters.sqlite.database import Database
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.adapters.sqlite.users import SqliteUsers
 from citadel.app.ports import UserRecord, UserStore
-from citadel.domain.model import Role, UserStatus
-from citadel.domain.user import User
+from citadel.domain.users import Role, User, UserStatus
 
 
 @pytest.fixture(params=["sqlite", "memory"])

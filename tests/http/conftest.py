@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from citadel.app.ingest import IngestOptions
 from citadel.bootstrap import Services, build
 from citadel.config import HttpSettings, Settings
-from citadel.domain.model import Role
+from citadel.domain.users import Role
 from citadel.entrypoints.http import create_app
 from tests.builders import operator
 

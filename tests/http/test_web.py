@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from citadel.app.errors import AppError
 from citadel.bootstrap import build
 from citadel.config import HttpSettings, Settings
-from citadel.domain.model import (
+from citadel.domain.answer import (
     AnswerResult,
     Citation,
     CitedSegment,
@@ -24,9 +24,9 @@ from citadel.domain.model import (
     GenerationRequest,
     GroundedAnswer,
     LinkState,
-    Role,
-    SearchResult,
 )
+from citadel.domain.search import SearchResult
+from citadel.domain.users import Role
 from citadel.entrypoints.http import create_app
 from citadel.entrypoints.http.pages import environment
 from citadel.entrypoints.http.presenters import answer_view

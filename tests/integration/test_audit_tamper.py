@@ -19,8 +19,8 @@ from citadel.adapters.sqlite.audit import SqliteAuditLog
 from citadel.adapters.sqlite.database import Database
 from citadel.app.audit import AuditService
 from citadel.domain.audit import GENESIS, MalformedHead
+from citadel.domain.limits import Limits
 from citadel.domain.manifest import canonical_json
-from citadel.domain.model import Limits
 from tests.integration.test_citation_links import ask, cli, ingest
 
 HEX = "ab" * 32

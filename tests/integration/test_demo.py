@@ -15,7 +15,9 @@ from citadel.adapters.parsers.markdown import MarkdownParser
 from citadel.app.answer import AnswerRequest, AnswerService
 from citadel.app.ingest import IngestOptions, IngestService
 from citadel.app.search import SearchService
-from citadel.domain.model import Actor, Limits, SearchRequest
+from citadel.domain.limits import Limits
+from citadel.domain.search import SearchRequest
+from citadel.domain.users import Actor
 from citadel.entrypoints import demo
 from tests.builders import operator
 from tests.conftest import ROOT

@@ -31,7 +31,8 @@ from typer.testing import CliRunner
 from citadel.app.answer import AnswerRequest
 from citadel.bootstrap import build_answer_client
 from citadel.config import Settings
-from citadel.domain.model import Actor, SearchRequest
+from citadel.domain.search import SearchRequest
+from citadel.domain.users import Actor
 from citadel.entrypoints.cli import app
 from tests.integration.test_cli import CLEAN_ENV
 

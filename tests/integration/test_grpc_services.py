@@ -34,7 +34,8 @@ from citadel.bootstrap import (
     mint_dev_certs,
 )
 from citadel.config import Settings
-from citadel.domain.model import Actor, Role, SearchRequest, SearchResult, UserStatus
+from citadel.domain.search import SearchRequest, SearchResult
+from citadel.domain.users import Actor, Role, UserStatus
 from citadel.entrypoints.grpc_server import (
     AnswerServicer,
     RetrievalServicer,

@@ -25,7 +25,9 @@ from citadel.app.answer import AnswerRequest
 from citadel.app.ingest import IngestOptions
 from citadel.bootstrap import Services, build
 from citadel.config import Settings
-from citadel.domain.model import Actor, DegradedReason, Role, SearchRequest
+from citadel.domain.answer import DegradedReason
+from citadel.domain.search import SearchRequest
+from citadel.domain.users import Actor, Role
 from citadel.domain.validation import check_display_text
 from tests.builders import operator
 from tests.conftest import shared_path

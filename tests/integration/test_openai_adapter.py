@@ -52,17 +52,12 @@ from citadel.app.answer import AnswerRequest, AnswerService
 from citadel.app.errors import AppError, RequestDeadlineExceeded
 from citadel.app.ingest import IngestOptions, IngestService
 from citadel.app.search import SearchService
-from citadel.domain.model import (
-    Actor,
-    AnswerResult,
-    DegradedReason,
-    GenerationRequest,
-    Limits,
-    PromptEvidence,
-    SearchRequest,
-    SearchResult,
-)
+from citadel.domain.answer import AnswerResult, DegradedReason, GenerationRequest
+from citadel.domain.limits import Limits
+from citadel.domain.manifest import PromptEvidence
+from citadel.domain.search import SearchRequest, SearchResult
 from citadel.domain.text import forbidden_character
+from citadel.domain.users import Actor
 from tests.builders import operator
 from tests.fakes.openai_server import (
     FakeOpenAIServer,

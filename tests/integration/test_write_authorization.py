@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from citadel.app.errors import IngestError
 from citadel.app.ingest import IngestOptions
-from citadel.domain.model import Role
+from citadel.domain.users import Role
 from citadel.entrypoints.cli import app as cli_app
 from citadel.entrypoints.http import create_app
 from tests.builders import operator

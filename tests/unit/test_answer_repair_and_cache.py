@@ -20,8 +20,9 @@ from citadel.app.answer import AnswerService
 from citadel.app.answer_cache import AnswerCache, normalise_question
 from citadel.app.errors import InvalidGeneratorOutput
 from citadel.app.search import SearchService
+from citadel.domain.answer import AnswerResult, DegradedReason
 from citadel.domain.errors import InvalidValue
-from citadel.domain.model import AnswerResult, DegradedReason, Limits
+from citadel.domain.limits import Limits
 from tests.unit.test_answer_service import (
     ACTOR,
     QUESTION,

@@ -28,16 +28,11 @@ from citadel.app.errors import InvalidRequest, RequestDeadlineExceeded
 from citadel.app.ingest import IngestOptions, IngestService
 from citadel.app.ports import AnswerGenerator
 from citadel.app.search import SearchService
-from citadel.domain.model import (
-    Actor,
-    AnswerResult,
-    DegradedReason,
-    GenerationRequest,
-    Limits,
-    SearchRequest,
-    SearchResult,
-)
+from citadel.domain.answer import AnswerResult, DegradedReason, GenerationRequest
+from citadel.domain.limits import Limits
+from citadel.domain.search import SearchRequest, SearchResult
 from citadel.domain.source import Source
+from citadel.domain.users import Actor
 from tests.builders import Passage, commit, operator
 
 T = TypeVar("T")

@@ -8,7 +8,8 @@ from citadel.adapters.generators.scripted import ScriptedGenerator, Step, cite_f
 from citadel.app.answer import AnswerService
 from citadel.app.circuit import CircuitBreaker, CircuitState
 from citadel.app.search import SearchService
-from citadel.domain.model import DegradedReason, Limits
+from citadel.domain.answer import DegradedReason
+from citadel.domain.limits import Limits
 from tests.unit.test_answer_service import ACTOR, library, request, segments
 
 

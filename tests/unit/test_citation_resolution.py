@@ -25,16 +25,10 @@ from citadel.app.errors import NotFound
 from citadel.app.ports import AuditLog
 from citadel.app.resolver import CitationResolver
 from citadel.app.search import SearchService
-from citadel.domain.model import (
-    Actor,
-    AnswerResult,
-    Citation,
-    DegradedReason,
-    Limits,
-    LinkState,
-    Role,
-)
+from citadel.domain.answer import AnswerResult, Citation, DegradedReason, LinkState
+from citadel.domain.limits import Limits
 from citadel.domain.source import Source
+from citadel.domain.users import Actor, Role
 from citadel.domain.viewer import ViewerSigner
 from tests.builders import Passage, commit
 from tests.unit.test_answer_service import QUESTION, TENANT, library, request, segments

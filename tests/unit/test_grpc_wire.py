@@ -12,9 +12,7 @@ from citadel.adapters.grpc.tls import (
 )
 from citadel.app.answer import AnswerRequest
 from citadel.app.errors import Forbidden, InvalidRequest, Unauthenticated
-from citadel.domain.manifest import freeze_manifest
-from citadel.domain.model import (
-    Actor,
+from citadel.domain.answer import (
     AnswerResult,
     Citation,
     CitedSegment,
@@ -22,17 +20,14 @@ from citadel.domain.model import (
     DegradedReason,
     GenerationRecord,
     GroundedAnswer,
-    Limits,
     LinkState,
-    Role,
-    SearchFilters,
-    SearchMode,
-    SearchRequest,
-    SearchResult,
-    UserStatus,
 )
+from citadel.domain.limits import Limits
+from citadel.domain.manifest import freeze_manifest
 from citadel.domain.requests import is_valid_request_id
+from citadel.domain.search import SearchFilters, SearchMode, SearchRequest, SearchResult
 from citadel.domain.selection import select_evidence
+from citadel.domain.users import Actor, Role, UserStatus
 from citadel.wire.convert import (
     answer_request_from_wire,
     answer_request_to_wire,

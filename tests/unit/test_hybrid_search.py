@@ -16,7 +16,9 @@ from citadel.app.errors import InvalidRequest
 from citadel.app.ingest import IngestOptions, IngestService
 from citadel.app.ports import Vectors
 from citadel.app.search import SearchService
-from citadel.domain.model import Actor, Limits, Role, SearchMode, SearchRequest
+from citadel.domain.limits import Limits
+from citadel.domain.search import SearchMode, SearchRequest
+from citadel.domain.users import Actor, Role
 from tests.builders import operator
 
 ACTOR = Actor(user_id="reader", tenant="default", role=Role.READER)

@@ -7,8 +7,8 @@ import pytest
 from citadel.adapters.memory import InMemoryLibrary
 from citadel.app.errors import Forbidden, InvalidRequest, NotFound
 from citadel.app.library import LibraryService
-from citadel.domain.model import Actor, Role
 from citadel.domain.source import Source
+from citadel.domain.users import Actor, Role
 from tests.builders import Passage, commit
 
 ADMIN = Actor(user_id="admin", tenant="acme", role=Role.ADMIN)

@@ -7,8 +7,14 @@ import re
 
 import pytest
 
-from citadel.domain.manifest import freeze_manifest, prompt_evidence
-from citadel.domain.model import ContextEvidence, Evidence, Limits, PromptEvidence
+from citadel.domain.limits import Limits
+from citadel.domain.manifest import (
+    ContextEvidence,
+    PromptEvidence,
+    freeze_manifest,
+    prompt_evidence,
+)
+from citadel.domain.search import Evidence
 from citadel.domain.selection import select_evidence
 from tests.builders import make_evidence
 

@@ -22,14 +22,9 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from citadel.adapters.generators.extractive import ExtractiveGenerator
-from citadel.domain.manifest import freeze_manifest
-from citadel.domain.model import (
-    ContextEvidence,
-    GenerationRequest,
-    Limits,
-    Manifest,
-    PromptEvidence,
-)
+from citadel.domain.answer import GenerationRequest
+from citadel.domain.limits import Limits
+from citadel.domain.manifest import ContextEvidence, Manifest, PromptEvidence, freeze_manifest
 from citadel.domain.text import (
     contains_html_markup,
     contains_markup,

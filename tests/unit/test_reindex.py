@@ -31,7 +31,9 @@ from citadel.app.ports import (
 from citadel.app.reindex import ReindexService
 from citadel.app.search import SearchService
 from citadel.domain.chunking import embedding_key, embedding_text
-from citadel.domain.model import Actor, Limits, Role, SearchMode, SearchRequest
+from citadel.domain.limits import Limits
+from citadel.domain.search import SearchMode, SearchRequest
+from citadel.domain.users import Actor, Role
 from tests.builders import operator
 
 ACTOR = Actor(user_id="reader", tenant="default", role=Role.READER)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from citadel.domain.model import Actor
 from citadel.domain.requests import is_valid_request_id, new_request_id, request_id_or_new
+from citadel.domain.users import Actor
 from citadel.entrypoints.http.observability import request_id_from
 from citadel.wire.identity import REQUEST_ID, actor_metadata, request_id_from_metadata
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import pytest
 
 from citadel.domain.errors import InvalidValue
-from citadel.domain.model import ContextEvidence, Evidence, Limits
+from citadel.domain.limits import Limits
+from citadel.domain.manifest import ContextEvidence
+from citadel.domain.search import Evidence
 from citadel.domain.selection import context_bytes, select_evidence
 from tests.builders import make_evidence
 

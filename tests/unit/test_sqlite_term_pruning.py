@@ -13,7 +13,7 @@ import pytest
 import citadel.adapters.sqlite.lexical as lexical_module
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.app.ports import LexicalHit
-from citadel.domain.model import SearchFilters
+from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope, Source
 from tests.builders import Passage, commit
 

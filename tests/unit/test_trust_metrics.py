@@ -9,7 +9,7 @@ from citadel.adapters.metrics.prometheus import PrometheusMetrics
 from citadel.app.answer import AnswerService
 from citadel.app.resolver import CitationResolver
 from citadel.app.search import SearchService
-from citadel.domain.model import Limits
+from citadel.domain.limits import Limits
 from citadel.domain.viewer import ViewerSigner
 from tests.unit.test_answer_service import ACTOR, library, request, segments
 

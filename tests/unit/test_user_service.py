@@ -23,8 +23,7 @@ from citadel.app.errors import (
 )
 from citadel.app.users import TOKEN_PREFIX, UserService, token_sha256
 from citadel.domain.errors import InvalidValue
-from citadel.domain.model import Actor, Role, UserStatus
-from citadel.domain.user import User
+from citadel.domain.users import Actor, Role, User, UserStatus
 
 CREATED = "2026-01-01T00:00:00+00:00"
 

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citadel.domain.manifest import freeze_manifest
-from citadel.domain.model import ContextEvidence, Limits, Manifest
+from citadel.domain.limits import Limits
+from citadel.domain.manifest import ContextEvidence, Manifest, freeze_manifest
 from citadel.domain.text import contains_markup, contains_url
 from citadel.domain.validation import Accepted, Rejection, RejectionReason, validate_candidate
 from tests.builders import make_evidence

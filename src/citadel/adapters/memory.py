@@ -23,10 +23,10 @@ from citadel.app.ports import (
 )
 from citadel.domain.audit import GENESIS, AuditEntry, chain_hash
 from citadel.domain.document import Chunk
-from citadel.domain.model import SearchFilters, UserStatus
+from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope, Source, SourceVersion
 from citadel.domain.text import stem, words
-from citadel.domain.user import User
+from citadel.domain.users import User, UserStatus
 
 
 class InMemoryLibrary:

@@ -30,25 +30,28 @@ from citadel.app.circuit import CircuitBreaker, CircuitState
 from citadel.app.errors import InvalidGeneratorOutput, InvalidRequest, RequestDeadlineExceeded
 from citadel.app.ports import AnswerGenerator, Retrieval, TrustMetrics
 from citadel.app.resolver import CitationResolver, NullMetrics
-from citadel.domain.audit import CitationAudit
-from citadel.domain.manifest import canonical_json, freeze_manifest, prompt_evidence, sha256_hex
-from citadel.domain.model import (
-    Actor,
+from citadel.domain.answer import (
     AnswerResult,
-    Citation,
-    CitedSegment,
     Degraded,
     DegradedReason,
     GenerationRecord,
     GenerationRequest,
     GroundedAnswer,
-    Limits,
     LinkState,
-    Manifest,
-    SearchRequest,
-    SearchResult,
+    attribute,
 )
+from citadel.domain.audit import CitationAudit
+from citadel.domain.limits import Limits
+from citadel.domain.manifest import (
+    Manifest,
+    canonical_json,
+    freeze_manifest,
+    prompt_evidence,
+    sha256_hex,
+)
+from citadel.domain.search import SearchRequest, SearchResult
 from citadel.domain.selection import select_evidence
+from citadel.domain.users import Actor
 from citadel.domain.validation import Accepted, validate_candidate
 
 
@@ -394,7 +397,7 @@ class AnswerService:
             request_id=request_id,
             search=search,
             answer=GroundedAnswer(
-                generator=self._generator.name, segments=attribute(verdict, manifest)
+                generator=self._generator.name, segments=attribute(verdict.segments, manifest)
             ),
             degraded=None,
             manifest=manifest,
@@ -424,34 +427,6 @@ def _payload_json(payload: object) -> str:
 
 def _after(degraded: Degraded, what: str) -> Degraded:
     return Degraded(degraded.reason, f"{degraded.detail}; {what}")
-
-
-def attribute(verdict: Accepted, manifest: Manifest) -> tuple[CitedSegment, ...]:
-    """Citations from the manifest and stored metadata only; the model supplied just refs."""
-    segments: list[CitedSegment] = []
-    for segment in verdict.segments:
-        citations: list[Citation] = []
-        for ref in segment.refs:
-            entry = manifest.entry(ref)
-            evidence = manifest.evidence_for(ref)
-            # The validator admitted only manifest refs; a miss here is a bug, not input.
-            assert entry is not None and evidence is not None
-            citations.append(
-                Citation(
-                    ref=ref,
-                    evidence_id=entry.evidence_id,
-                    source_id=entry.source_id,
-                    version=entry.version,
-                    chunk_id=entry.chunk_id,
-                    title=evidence.title,
-                    author=evidence.author,
-                    chapter=evidence.chapter,
-                    section=evidence.section,
-                    pages=evidence.pages,
-                )
-            )
-        segments.append(CitedSegment(text=segment.text, citations=tuple(citations)))
-    return tuple(segments)
 
 
 def _describe(exc: BaseException) -> str:

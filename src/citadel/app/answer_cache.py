@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from citadel.domain.model import Actor, Role
+from citadel.domain.users import Actor, Role
 from citadel.domain.validation import Accepted
 
 T = TypeVar("T")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from citadel.app.errors import NotFound
 from citadel.app.ports import AuditLog, Clock
 from citadel.app.resolver import Target
+from citadel.domain.answer import AnswerResult
 from citadel.domain.audit import (
     AuditRecord,
     ChainReport,
@@ -17,8 +18,9 @@ from citadel.domain.audit import (
     manifest_rows,
     verify_chain,
 )
-from citadel.domain.manifest import manifest_hash
-from citadel.domain.model import Actor, AnswerResult, Limits, Manifest, Role
+from citadel.domain.limits import Limits
+from citadel.domain.manifest import Manifest, manifest_hash
+from citadel.domain.users import Actor, Role
 from citadel.domain.validation import Accepted, validate_candidate
 
 

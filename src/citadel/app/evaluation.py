@@ -16,7 +16,8 @@ from citadel.app.ingest import IngestOptions, IngestService
 from citadel.app.search import SearchService
 from citadel.domain.document import Block, ParsedDocument
 from citadel.domain.evaluation import evaluate
-from citadel.domain.model import Actor, Role, SearchMode, SearchRequest
+from citadel.domain.search import SearchMode, SearchRequest
+from citadel.domain.users import Actor, Role
 
 EVAL_TENANT = "beir"
 

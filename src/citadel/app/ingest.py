@@ -34,9 +34,8 @@ from citadel.domain.chunking import (
 )
 from citadel.domain.document import Chunk, ParsedDocument
 from citadel.domain.errors import InvalidValue
-from citadel.domain.model import Actor
 from citadel.domain.source import AccessScope, Source, SourceVersion, check_source_id
-from citadel.domain.user import check_groups, check_name
+from citadel.domain.users import Actor, check_groups, check_name
 
 
 @dataclass(frozen=True, slots=True)

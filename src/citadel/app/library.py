@@ -9,9 +9,8 @@ from citadel.app.errors import Forbidden, InvalidRequest, NotFound
 from citadel.app.ports import ChunkStore, SourceRegistry
 from citadel.domain.document import Chunk
 from citadel.domain.errors import InvalidValue
-from citadel.domain.model import Actor, Role
 from citadel.domain.source import AccessScope, Source, SourceVersion, valid_source_id
-from citadel.domain.user import check_groups
+from citadel.domain.users import Actor, Role, check_groups
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,19 +14,12 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from citadel.domain.answer import Candidate, GenerationRequest
 from citadel.domain.audit import AuditEntry
 from citadel.domain.document import Chunk, ParsedDocument
-from citadel.domain.model import (
-    Actor,
-    Candidate,
-    GenerationRequest,
-    SearchFilters,
-    SearchRequest,
-    SearchResult,
-    UserStatus,
-)
+from citadel.domain.search import SearchFilters, SearchRequest, SearchResult
 from citadel.domain.source import AccessScope, Source, SourceVersion
-from citadel.domain.user import User
+from citadel.domain.users import Actor, User, UserStatus
 
 # Vectors are numpy arrays at this boundary: a list of Python floats per chunk
 # would cost more than the search itself at 100k chunks.

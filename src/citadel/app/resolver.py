@@ -26,8 +26,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from citadel.app.ports import SourceRegistry, TrustMetrics
-from citadel.domain.model import Actor, AnswerResult, Citation, CitedSegment, LinkState
+from citadel.domain.answer import AnswerResult, Citation, CitedSegment, LinkState
 from citadel.domain.source import AccessScope, Source
+from citadel.domain.users import Actor
 from citadel.domain.viewer import ViewerSigner
 
 SafeHref = Callable[[str], "str | None"]

@@ -22,17 +22,11 @@ from citadel.app.ports import (
     Vectors,
 )
 from citadel.domain.fusion import FusionPolicy, calibrate, dense_evidence, fuse, term_coverage
-from citadel.domain.model import (
-    Actor,
-    Evidence,
-    Limits,
-    SearchFilters,
-    SearchMode,
-    SearchRequest,
-    SearchResult,
-)
+from citadel.domain.limits import Limits
+from citadel.domain.search import Evidence, SearchFilters, SearchMode, SearchRequest, SearchResult
 from citadel.domain.source import AccessScope
 from citadel.domain.text import STOPWORDS, utf8_size, words
+from citadel.domain.users import Actor
 
 # How many of the best hits may lend the query its confidence (see fusion.calibrate).
 _CONFIDENCE_DEPTH = 10

@@ -33,8 +33,7 @@ from citadel.app.errors import (
 )
 from citadel.app.ports import Clock, UserStore
 from citadel.domain.errors import InvalidValue
-from citadel.domain.model import Actor, Role, UserStatus
-from citadel.domain.user import User
+from citadel.domain.users import Actor, Role, User, UserStatus
 
 TOKEN_PREFIX = "ctd_"  # noqa: S105 - a public marker, not a secret
 """Marks citadel API tokens, so a leaked one is recognisable (and secret scanners can match it)."""

@@ -24,8 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 
-from citadel.domain.manifest import canonical_json
-from citadel.domain.model import ManifestEntry
+from citadel.domain.manifest import ManifestEntry, canonical_json
 
 GENESIS = "0" * 64
 

@@ -1,12 +1,82 @@
-"""Freezing the manifest: refs E1..En in selection order, hashed as canonical JSON."""
+"""The manifest: the closed evidence set one generation may cite, frozen as refs E1..En
+in selection order and hashed as canonical JSON."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from citadel.domain.model import ContextEvidence, Manifest, ManifestEntry, PromptEvidence
+from citadel.domain.search import Evidence
+
+
+@dataclass(frozen=True, slots=True)
+class ContextEvidence:
+    """One passage admitted to the closed context, with the fields sent beside it."""
+
+    evidence: Evidence
+
+    @property
+    def evidence_id(self) -> str:
+        return self.evidence.evidence_id
+
+    @property
+    def passage(self) -> str:
+        return self.evidence.passage
+
+    def source_fields(self) -> tuple[str, ...]:
+        e = self.evidence
+        return (e.title, e.author, e.chapter, e.section, e.pages)
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestEntry:
+    """What a ref stands for: exactly one version of one chunk, pinned by its hash."""
+
+    ref: str
+    evidence_id: str
+    source_id: str
+    version: int
+    chunk_id: str
+    content_sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """The frozen evidence set one generation may cite, and its hash."""
+
+    entries: tuple[ManifestEntry, ...]
+    sha256: str
+    evidence: tuple[ContextEvidence, ...] = field(compare=False, repr=False)
+
+    def refs(self) -> frozenset[str]:
+        return frozenset(entry.ref for entry in self.entries)
+
+    def entry(self, ref: str) -> ManifestEntry | None:
+        for entry in self.entries:
+            if entry.ref == ref:
+                return entry
+        return None
+
+    def evidence_for(self, ref: str) -> Evidence | None:
+        for entry, ctx in zip(self.entries, self.evidence, strict=True):
+            if entry.ref == ref:
+                return ctx.evidence
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptEvidence:
+    """The only view of evidence a generator gets: a ref, never an evidence id."""
+
+    ref: str
+    passage: str
+    title: str
+    author: str
+    chapter: str
+    section: str
+    pages: str
 
 
 def canonical_json(value: object) -> str:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from citadel.domain.model import ContextEvidence, Evidence, Limits
+from citadel.domain.limits import Limits
+from citadel.domain.manifest import ContextEvidence
+from citadel.domain.search import Evidence
 from citadel.domain.text import is_valid_utf8, normalise_passage, utf8_size
 
 

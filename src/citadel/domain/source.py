@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from citadel.domain.errors import InvalidValue
-from citadel.domain.model import Actor, Role
+from citadel.domain.users import Actor, Role
 
 MAX_SOURCE_ID_CHARS = 128
 _SOURCE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")

@@ -12,7 +12,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from citadel.domain.model import AnswerSegment, Limits, Manifest
+from citadel.domain.answer import AnswerSegment
+from citadel.domain.limits import Limits
+from citadel.domain.manifest import Manifest
 from citadel.domain.text import (
     contains_markup,
     contains_url,

@@ -26,7 +26,8 @@ from citadel.app.ingest import IngestOptions
 from citadel.app.ports import ProgressCallback
 from citadel.bootstrap import Services, build_answer_client
 from citadel.config import ConfigError, Settings
-from citadel.domain.model import Actor, Role, SearchMode, SearchRequest
+from citadel.domain.search import SearchMode, SearchRequest
+from citadel.domain.users import Actor, Role
 from citadel.entrypoints import render
 from citadel.entrypoints.cli_admin import audit_app, sources_app, users_app
 from citadel.entrypoints.cli_support import (

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from citadel.app.errors import AppError, InvalidRequest
-from citadel.domain.model import Role
+from citadel.domain.users import Role
 from citadel.entrypoints import render
 from citadel.entrypoints.cli_support import (
     AsOption,

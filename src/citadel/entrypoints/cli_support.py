@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from citadel.app.errors import AppError
 from citadel.bootstrap import Services, build
 from citadel.config import ConfigError, Settings
-from citadel.domain.model import Actor, Role
+from citadel.domain.users import Actor, Role
 from citadel.entrypoints import render
 
 err = Console(stderr=True)

@@ -24,7 +24,8 @@ from citadel.app.errors import AppError
 from citadel.app.ingest import IngestOptions
 from citadel.bootstrap import build
 from citadel.config import ConfigError, Settings
-from citadel.domain.model import Actor, Role, SearchRequest
+from citadel.domain.search import SearchRequest
+from citadel.domain.users import Actor, Role
 from citadel.entrypoints import render
 
 R_QUESTIONS = (

@@ -14,7 +14,7 @@ from rich.progress import (
 from citadel.app.evaluation import EvaluationReport, RetrievalEvaluation
 from citadel.bootstrap import build, load_beir_dataset
 from citadel.config import Settings
-from citadel.domain.model import SearchMode
+from citadel.domain.search import SearchMode
 from citadel.entrypoints.cli_support import progress_bar
 
 

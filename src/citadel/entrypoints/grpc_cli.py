@@ -27,7 +27,7 @@ from citadel.bootstrap import (
     prepare_grpc,
 )
 from citadel.config import ConfigError, Settings
-from citadel.domain.model import Role
+from citadel.domain.users import Role
 from citadel.wire.identity import ANSWER, RETRIEVAL
 
 if TYPE_CHECKING:

@@ -39,7 +39,7 @@ from citadel.app.errors import (
 )
 from citadel.app.ports import Retrieval
 from citadel.domain.errors import InvalidValue
-from citadel.domain.model import Actor, Role
+from citadel.domain.users import Actor, Role
 from citadel.wire.convert import (
     answer_request_from_wire,
     answer_result_to_wire,

@@ -10,18 +10,12 @@ from citadel.app.evaluation import EvaluationReport
 from citadel.app.ingest import IngestReport
 from citadel.app.library import SourceDetails
 from citadel.app.resolver import ResolvedLink
+from citadel.domain.answer import AnswerResult, Citation, GenerationRecord, LinkState
 from citadel.domain.audit import AuditRecord
 from citadel.domain.document import Chunk
-from citadel.domain.model import (
-    AnswerResult,
-    Citation,
-    Evidence,
-    GenerationRecord,
-    LinkState,
-    SearchResult,
-)
+from citadel.domain.search import Evidence, SearchResult
 from citadel.domain.source import Source
-from citadel.domain.user import User
+from citadel.domain.users import User
 
 # "7 Reading data", "Chapter 5. Data Definition", "B Invoking R" — but not "A sample session".
 _NUMBERED = re.compile(

@@ -13,25 +13,19 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 
 from citadel.app.answer import AnswerRequest
 from citadel.app.errors import InvalidRequest
-from citadel.domain.errors import InvalidValue
-from citadel.domain.model import (
+from citadel.domain.answer import (
     AnswerResult,
     Citation,
     CitedSegment,
-    ContextEvidence,
     Degraded,
     DegradedReason,
-    Evidence,
     GenerationRecord,
     GroundedAnswer,
     LinkState,
-    Manifest,
-    ManifestEntry,
-    SearchFilters,
-    SearchMode,
-    SearchRequest,
-    SearchResult,
 )
+from citadel.domain.errors import InvalidValue
+from citadel.domain.manifest import ContextEvidence, Manifest, ManifestEntry
+from citadel.domain.search import Evidence, SearchFilters, SearchMode, SearchRequest, SearchResult
 from citadel.wire.gen import answer_pb2 as apb
 from citadel.wire.gen import retrieval_pb2 as rpb
 

@@ -25,9 +25,8 @@ from urllib.parse import quote, unquote
 
 from citadel.app.errors import Forbidden, Unauthenticated
 from citadel.domain.errors import InvalidValue
-from citadel.domain.model import Actor, Role, UserStatus
 from citadel.domain.requests import is_valid_request_id, request_id_or_new
-from citadel.domain.user import check_groups, check_name
+from citadel.domain.users import Actor, Role, UserStatus, check_groups, check_name
 
 EDGE_API = "edge-api"
 ANSWER_SERVICE = "answer-service"

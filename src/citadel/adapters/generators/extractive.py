@@ -14,7 +14,8 @@ import math
 import re
 from collections import Counter
 
-from citadel.domain.model import Candidate, GenerationRequest, Limits
+from citadel.domain.answer import Candidate, GenerationRequest
+from citadel.domain.limits import Limits
 from citadel.domain.text import split_sentences, terms
 from citadel.domain.validation import check_display_text
 

@@ -50,7 +50,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from citadel.app.errors import AppError, InvalidGeneratorOutput
-from citadel.domain.model import Candidate, GenerationRequest
+from citadel.domain.answer import Candidate, GenerationRequest
 
 __all__ = [
     "PROMPT_SHA256",

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from citadel.domain.model import Candidate, GenerationRequest
+from citadel.domain.answer import Candidate, GenerationRequest
 
 
 @dataclass(frozen=True, slots=True)

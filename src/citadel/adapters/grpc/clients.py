@@ -37,7 +37,9 @@ from citadel.app.errors import (
     ServiceUnavailable,
     Unauthenticated,
 )
-from citadel.domain.model import Actor, AnswerResult, SearchRequest, SearchResult
+from citadel.domain.answer import AnswerResult
+from citadel.domain.search import SearchRequest, SearchResult
+from citadel.domain.users import Actor
 from citadel.wire.convert import (
     InvalidMessage,
     answer_request_to_wire,

@@ -15,7 +15,7 @@ import hashlib
 from collections.abc import Iterable
 
 from citadel.domain.document import Chunk
-from citadel.domain.model import SearchFilters
+from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope, Source
 
 PUBLIC = "public"

@@ -24,7 +24,7 @@ from citadel.adapters.sqlite.database import Database
 from citadel.adapters.sqlite.hnsw import HnswIndex, Labels, fingerprints
 from citadel.adapters.sqlite.rows import SOURCE_COLUMNS, source_from_row
 from citadel.app.ports import DenseHit, Vectors
-from citadel.domain.model import SearchFilters
+from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope, Source
 
 _ADMITTED_CACHE = 256

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from citadel.adapters.sqlite.access import access_query
 from citadel.adapters.sqlite.database import Database
 from citadel.app.ports import LexicalHit
-from citadel.domain.model import SearchFilters
+from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope
 
 # bm25() column weights: title, headings (section path), body. Chosen on SciFact

@@ -39,7 +39,7 @@ from citadel.app.ports import (
     Vectors,
 )
 from citadel.domain.document import Chunk
-from citadel.domain.model import SearchFilters
+from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope, Source, SourceVersion
 
 

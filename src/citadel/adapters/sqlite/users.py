@@ -12,8 +12,7 @@ from collections.abc import Sequence
 
 from citadel.adapters.sqlite.database import Database
 from citadel.app.ports import UserRecord
-from citadel.domain.model import Role, UserStatus
-from citadel.domain.user import User
+from citadel.domain.users import Role, User, UserStatus
 
 _COLUMNS = "name, tenant, role, user_groups, status, created_at"
 

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from citadel.app.answer import Answering
 from citadel.app.errors import AppError, Forbidden, Unauthenticated
 from citadel.bootstrap import Services
-from citadel.domain.model import Actor, Role
+from citadel.domain.users import Actor, Role
 from citadel.entrypoints.http.errors import RateLimited, SignInRequired
 from citadel.entrypoints.http.security import (
     SESSION_COOKIE,

@@ -29,7 +29,7 @@ from pydantic.json_schema import models_json_schema
 from starlette.requests import Request
 
 from citadel.app.errors import InvalidRequest
-from citadel.domain.model import Actor
+from citadel.domain.users import Actor
 from citadel.entrypoints.http.auth import api_actor, edge
 from citadel.entrypoints.http.errors import TooLarge
 

@@ -10,17 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from citadel.domain.answer import AnswerResult, Citation, DegradedReason, LinkState
 from citadel.domain.document import Chunk
-from citadel.domain.model import (
-    Actor,
-    AnswerResult,
-    Citation,
-    DegradedReason,
-    Evidence,
-    LinkState,
-    Role,
-)
+from citadel.domain.search import Evidence
 from citadel.domain.source import Source
+from citadel.domain.users import Actor, Role
 from citadel.entrypoints import render
 
 SERVER_DETAILS = ("origin",)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from citadel.app.answer import AnswerRequest
-from citadel.domain.model import SearchFilters, SearchMode, SearchRequest
+from citadel.domain.search import SearchFilters, SearchMode, SearchRequest
 
 _Name = Field(min_length=1, max_length=256)
 

@@ -32,7 +32,7 @@ from starlette.requests import Request
 from citadel.app.errors import Forbidden, IngestError, InvalidRequest
 from citadel.app.ingest import IngestOptions, IngestReport
 from citadel.bootstrap import Services
-from citadel.domain.model import Actor
+from citadel.domain.users import Actor
 from citadel.entrypoints.http.errors import TooLarge
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from starlette.responses import HTMLResponse, Response
 
 from citadel.app.errors import NotFound
 from citadel.bootstrap import Services
-from citadel.domain.model import Actor
+from citadel.domain.users import Actor
 from citadel.domain.viewer import ViewerLinkRefused, ViewerRefusal
 from citadel.entrypoints import render
 from citadel.entrypoints.http.auth import ReaderActor, edge

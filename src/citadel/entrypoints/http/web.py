@@ -15,7 +15,8 @@ from starlette.responses import RedirectResponse, Response
 
 from citadel.app.answer import AnswerRequest
 from citadel.app.errors import Forbidden, IngestError, Unauthenticated, UserDisabled
-from citadel.domain.model import Actor, Role, SearchRequest
+from citadel.domain.search import SearchRequest
+from citadel.domain.users import Actor, Role
 from citadel.entrypoints.http.auth import (
     RecentIngest,
     authenticate_token,

@@ -1,4 +1,4 @@
-"""Users: who may act in a tenant, with which role and groups.
+"""Users and actors: who may act in a tenant, with which role and groups.
 
 A user's name is its identity everywhere (``Actor.user_id``), so names are
 unique across tenants. Names, tenants and groups are short printable tokens:
@@ -7,14 +7,42 @@ they are typed on command lines, compared exactly and shown in audit records.
 
 from __future__ import annotations
 
+import enum
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from citadel.domain.errors import InvalidValue
-from citadel.domain.model import Actor, Role, UserStatus
 
 MAX_NAME_CHARS = 64
+
+
+class Role(enum.StrEnum):
+    READER = "reader"
+    LIBRARIAN = "librarian"
+    ADMIN = "admin"
+
+
+class UserStatus(enum.StrEnum):
+    ACTIVE = "active"
+    DISABLED = "disabled"
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """The authenticated principal a request runs for; never taken from a request body."""
+
+    user_id: str
+    tenant: str
+    role: Role = Role.READER
+    status: UserStatus = UserStatus.ACTIVE
+    groups: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        if not self.user_id.strip():
+            raise InvalidValue("actor needs a non-empty user id")
+        if not self.tenant.strip():
+            raise InvalidValue("actor needs a non-empty tenant")
 
 
 def check_name(kind: str, value: str) -> str:
