@@ -6,6 +6,7 @@ import pytest
 
 from citadel.adapters.sqlite.hnsw import DEFAULT_MIN_VECTORS
 from citadel.config import ConfigError, Settings
+from citadel.settings_table import setting
 
 
 def test_the_default_and_zero_which_keeps_search_exact() -> None:
@@ -18,3 +19,9 @@ def test_the_default_and_zero_which_keeps_search_exact() -> None:
 def test_a_malformed_threshold_is_refused_by_name(raw: str) -> None:
     with pytest.raises(ConfigError, match="CITADEL_HNSW_MIN_VECTORS"):
         Settings.from_env({"CITADEL_HNSW_MIN_VECTORS": raw})
+
+
+def test_the_settings_table_takes_the_threshold_from_the_index() -> None:
+    declared = setting("CITADEL_HNSW_MIN_VECTORS")
+    assert declared.default == DEFAULT_MIN_VECTORS
+    assert declared.default_markdown() == f"`{DEFAULT_MIN_VECTORS}`"

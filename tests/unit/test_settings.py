@@ -1,14 +1,20 @@
-"""Settings from the environment: the database path and the embedder choice."""
+"""Settings from the environment, and the one settings table they are declared in."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from citadel.config import ConfigError, Settings
+from citadel.config import ConfigError, HttpSettings, LlmSettings, Settings
+from citadel.domain.fusion import FusionPolicy
+from citadel.domain.limits import Limits
 from citadel.entrypoints.cli import app
+from citadel.setting_kinds import Secret, Setting
+from citadel.settings_table import SETTINGS, cli_default, markdown_table, setting, table_in
 
 
 def test_the_database_defaults_to_the_home_and_takes_a_sqlite_path() -> None:
@@ -65,3 +71,123 @@ def test_trusted_proxies_default_to_none_and_take_addresses_and_networks() -> No
 def test_trusted_proxies_are_addresses_never_wildcards_or_names(value: str) -> None:
     with pytest.raises(ConfigError, match="CITADEL_HTTP_TRUSTED_PROXIES"):
         Settings.from_env({"CITADEL_HTTP_TRUSTED_PROXIES": value})
+
+
+# The settings table: every variable declared once, and everything derived from it.
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_the_readme_configuration_table_is_the_rendered_settings_table() -> None:
+    written = table_in(README.read_text(encoding="utf-8"))
+    assert written == markdown_table(), (
+        "README.md's configuration table differs from src/citadel/settings_table.py;"
+        " run `.venv/bin/python scripts/settings_table.py --write`"
+    )
+
+
+class _Recording(dict[str, str]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    def get(self, key: str, default: object = None) -> Any:
+        self.asked.append(key)
+        return super().get(key, default)
+
+
+def test_from_env_reads_the_variables_of_the_table_and_no_others() -> None:
+    env = _Recording()
+    Settings.from_env(env)
+    assert env.asked == [s.name for s in SETTINGS]
+
+
+def test_the_dataclass_defaults_are_the_tables() -> None:
+    # repr: SecretStr compares by identity; its repr says whether it is empty.
+    assert repr(Settings()) == repr(Settings.from_env({}))
+    for s in SETTINGS:
+        if s.field == "llm.api_key_file":
+            continue  # read into llm.api_key
+        holder: object = Settings()
+        for part in s.field.split("."):
+            holder = getattr(holder, part)
+        assert repr(holder) == repr(s.default), s.name
+
+
+def test_every_field_has_its_variable() -> None:
+    declared = {s.field for s in SETTINGS}
+    nested = {"limits", "fusion", "llm", "http"}
+    top = {f.name for f in fields(Settings)} - nested
+    assert top <= declared
+    assert {f"http.{f.name}" for f in fields(HttpSettings)} <= declared
+    assert {f"llm.{f.name}" for f in fields(LlmSettings)} <= declared
+
+
+def test_defaults_owned_by_a_lower_layer_are_not_written_again() -> None:
+    assert setting("CITADEL_MAX_EVIDENCE").default == Limits().max_evidence
+    assert setting("CITADEL_GENERATOR_DEADLINE_S").default == Limits().generator_deadline_s
+    assert setting("CITADEL_ANSWER_REPAIRS").default == Limits().max_repairs
+    assert setting("CITADEL_FUSION_RRF_K").default == FusionPolicy().rrf_k
+    assert setting("CITADEL_FUSION").default == FusionPolicy().method
+
+
+@pytest.mark.parametrize("s", [s for s in SETTINGS if s.secret], ids=lambda s: s.name)
+def test_a_secret_never_shows_its_value(s: Setting) -> None:
+    value = "a-secret-that-is-at-least-32-bytes-long"
+    settings = Settings.from_env({s.name: value})
+    assert value not in repr(settings)
+    assert value not in str(settings)
+    assert isinstance(s.kind, Secret)
+    assert value not in s.default_markdown()
+    row = next(line for line in markdown_table().splitlines() if f"`{s.name}`" in line)
+    assert value not in row
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "expected"),
+    [
+        ("CITADEL_MAX_FILE_BYTES", "big", "CITADEL_MAX_FILE_BYTES must be an integer, got 'big'"),
+        ("CITADEL_MAX_PAGES", "0", "CITADEL_MAX_PAGES must be at least 1, got 0"),
+        ("CITADEL_ANSWER_CACHE_SIZE", "-1", "CITADEL_ANSWER_CACHE_SIZE must be at least 0"),
+        ("CITADEL_ANSWER_CACHE_TTL_S", "0", "CITADEL_ANSWER_CACHE_TTL_S must be positive"),
+        ("CITADEL_FUSION_DENSE_WEIGHT", "x", "CITADEL_FUSION_DENSE_WEIGHT must be a number"),
+        ("CITADEL_GENERATOR", "gpt", "CITADEL_GENERATOR='gpt' is not one of: extractive, openai"),
+        ("CITADEL_FUSION", "max", "CITADEL_FUSION='max' is not one of: weighted, rrf"),
+        ("CITADEL_ANSWER_REPAIRS", " 2 ", "CITADEL_ANSWER_REPAIRS must be 0 or 1, got '2'"),
+        ("CITADEL_BM25_WEIGHTS", "1,2", "CITADEL_BM25_WEIGHTS must be three non-negative"),
+        ("CITADEL_LINK_SECRET", "short", "CITADEL_LINK_SECRET must be at least 32 bytes"),
+        ("CITADEL_HTTP_COOKIE_SECURE", "never", "CITADEL_HTTP_COOKIE_SECURE='never' is not"),
+    ],
+)
+def test_a_malformed_value_names_its_variable_and_what_it_expected(
+    name: str, raw: str, expected: str
+) -> None:
+    with pytest.raises(ConfigError) as raised:
+        Settings.from_env({name: raw})
+    assert str(raised.value).startswith(expected)
+
+
+def test_empty_values_keep_their_meaning() -> None:
+    blank = {
+        "CITADEL_MAX_PAGES": "",
+        "CITADEL_EMBEDDER_THREADS": "",
+        "CITADEL_HTTP_COOKIE_SECURE": " ",
+        "CITADEL_BM25_WEIGHTS": " ",
+        "CITADEL_ANSWER_REPAIRS": "",
+        "CITADEL_LLM_CA_FILE": " ",
+    }
+    assert repr(Settings.from_env(blank)) == repr(Settings())
+    assert Settings.from_env({"CITADEL_TENANT": ""}).tenant == ""  # taken as written
+    with pytest.raises(ConfigError, match="CITADEL_GENERATOR=''"):
+        Settings.from_env({"CITADEL_GENERATOR": ""})
+
+
+def test_the_cli_names_the_default_home_from_the_table() -> None:
+    assert cli_default("CITADEL_HOME") == "$CITADEL_HOME or ./.citadel"
+    outcome = CliRunner().invoke(app, ["search", "--help"], env={"COLUMNS": "200"})
+    assert "$CITADEL_HOME or ./.citadel" in outcome.stdout
+
+
+def test_byte_counts_are_shown_with_their_size() -> None:
+    assert setting("CITADEL_MAX_FILE_BYTES").default_markdown() == "`536870912` (512 MiB)"
+    assert setting("CITADEL_HTTP_MAX_JSON_BYTES").default_markdown() == "`1048576` (1 MiB)"

@@ -1,0 +1,300 @@
+"""What a setting is: one environment variable, the kind of value it takes, its default.
+
+A kind's ``parse(name, raw)`` returns the value, or ``None`` for "take the
+default" (an empty value, for most kinds), and raises ``ConfigError`` naming the
+variable and what it expected. ``show(value)`` writes a default as the README
+and the CLI help print it. ``citadel.settings_table`` declares the settings;
+only ``citadel.config`` reads them.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from citadel.domain.secrets import SecretStr
+
+
+class ConfigError(ValueError):
+    """A setting is missing or malformed; the message names the variable."""
+
+
+class Kind(Protocol):
+    def parse(self, name: str, raw: str) -> object | None:
+        """The value of ``raw`` (the variable's text), or None for the setting's default."""
+        ...
+
+    def show(self, value: object) -> str:
+        """``value`` as the documentation prints a default (without markup)."""
+        ...
+
+
+_NONE = "—"
+
+
+def _plain(value: object) -> str:
+    return _NONE if value in (None, "", ()) else str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Integer:
+    minimum: int = 1
+    bytes: bool = False
+    """A byte count: the documentation shows its size in KiB, MiB or GiB beside it."""
+
+    def parse(self, name: str, raw: str) -> int | None:
+        if raw == "":
+            return None
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+        if value < self.minimum:
+            raise ConfigError(f"{name} must be at least {self.minimum}, got {value}")
+        return value
+
+    def show(self, value: object) -> str:
+        return _plain(value)
+
+
+def size(value: object) -> str:
+    """A byte count in the largest unit that divides it: ``(512 MiB)``; else empty."""
+    if isinstance(value, int) and value >= 1024:
+        for unit, step in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+            if value % step == 0:
+                return f"({value // step} {unit})"
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Number:
+    zero_ok: bool = False
+
+    def parse(self, name: str, raw: str) -> float | None:
+        if raw == "":
+            return None
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+        if value < 0 or (value == 0 and not self.zero_ok) or math.isnan(value):
+            kind = "non-negative" if self.zero_ok else "positive"
+            raise ConfigError(f"{name} must be {kind}, got {raw!r}")
+        return value
+
+    def show(self, value: object) -> str:
+        return f"{value:g}" if isinstance(value, float) else _plain(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One of a few words, case and surrounding space ignored."""
+
+    choices: tuple[str, ...]
+    empty_is_default: bool = False
+
+    def parse(self, name: str, raw: str) -> str | None:
+        value = raw.strip().lower()
+        if value == "" and self.empty_is_default:
+            return None
+        if value not in self.choices:
+            raise ConfigError(f"{name}={value!r} is not one of: {', '.join(self.choices)}")
+        return value
+
+    def show(self, value: object) -> str:
+        return _plain(value)
+
+
+@dataclass(frozen=True, slots=True)
+class ZeroOrOne:
+    """``0`` or ``1``; empty is the default."""
+
+    def parse(self, name: str, raw: str) -> int | None:
+        value = raw.strip()
+        if value == "":
+            return None
+        if value not in ("0", "1"):
+            raise ConfigError(f"{name} must be 0 or 1, got {value!r}")
+        return int(value)
+
+    def show(self, value: object) -> str:
+        return _plain(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """Any text; an empty value is kept (it is not the default)."""
+
+    strip: bool = True
+
+    def parse(self, name: str, raw: str) -> str:
+        return raw.strip() if self.strip else raw
+
+    def show(self, value: object) -> str:
+        return _plain(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Directory:
+    """A path taken as written (an empty value is the working directory)."""
+
+    def parse(self, name: str, raw: str) -> Path:
+        return Path(raw)
+
+    def show(self, value: object) -> str:
+        if isinstance(value, Path) and not value.is_absolute():
+            return f"./{value}"
+        return _plain(value)
+
+
+@dataclass(frozen=True, slots=True)
+class OptionalFile:
+    """A file path; empty means none."""
+
+    def parse(self, name: str, raw: str) -> Path | None:
+        value = raw.strip()
+        return Path(value) if value else None
+
+    def show(self, value: object) -> str:
+        return _plain(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Secret:
+    """A key that never shows itself; when given, at least ``min_bytes`` long."""
+
+    min_bytes: int = 32
+    strip: bool = True
+
+    def parse(self, name: str, raw: str) -> SecretStr:
+        value = raw.strip() if self.strip else raw
+        if value and len(value.encode("utf-8")) < self.min_bytes:
+            raise ConfigError(f"{name} must be at least {self.min_bytes} bytes")
+        return SecretStr(value)
+
+    def show(self, value: object) -> str:
+        return _NONE  # never the value, whatever it is
+
+
+@dataclass(frozen=True, slots=True)
+class SqlitePath:
+    """A SQLite file path. A URL (``postgresql://…``, named in ARCHITECTURE.md for
+    scale-out) is refused: there is no such adapter yet, and as a path it would
+    quietly become a directory named after the scheme."""
+
+    def parse(self, name: str, raw: str) -> str:
+        value = raw.strip()
+        if "://" in value:
+            scheme = value.split("://", 1)[0]
+            raise ConfigError(
+                f"{name}: {scheme}:// databases are not supported yet; give the path of a"
+                " SQLite file (or leave it unset for $CITADEL_HOME/citadel.db)"
+            )
+        return value
+
+    def show(self, value: object) -> str:
+        return _plain(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Addresses:
+    """Comma-separated IP addresses or networks (``10.0.0.0/8``); no wildcard: trusting
+    every peer would let any client choose the address it is rate-limited by."""
+
+    def parse(self, name: str, raw: str) -> tuple[str, ...]:
+        entries: list[str] = []
+        for item in raw.split(","):
+            part = item.strip()
+            if not part:
+                continue
+            try:
+                network = ipaddress.ip_network(part, strict=False)
+            except ValueError:
+                raise ConfigError(
+                    f"{name}: {part!r} is not an IP address or network"
+                    " (like 10.0.0.1 or 10.0.0.0/8)"
+                ) from None
+            single = network.num_addresses == 1
+            entries.append(str(network.network_address) if single else str(network))
+        return tuple(dict.fromkeys(entries))
+
+    def show(self, value: object) -> str:
+        return ",".join(value) if isinstance(value, tuple) and value else _NONE
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """Three non-negative numbers, not all zero, comma-separated."""
+
+    def parse(self, name: str, raw: str) -> tuple[float, float, float] | None:
+        if not raw.strip():
+            return None
+        try:
+            values = tuple(float(part) for part in raw.split(","))
+        except ValueError:
+            raise ConfigError(f"{name} must be three numbers like 4,2,1, got {raw!r}") from None
+        if len(values) != 3 or any(v < 0 or math.isnan(v) for v in values) or not any(values):
+            raise ConfigError(f"{name} must be three non-negative numbers like 4,2,1, got {raw!r}")
+        return (values[0], values[1], values[2])
+
+    def show(self, value: object) -> str:
+        if isinstance(value, tuple):
+            return ",".join(f"{v:g}" for v in value)
+        return _plain(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One environment variable; a secret's default is never printed, only described."""
+
+    name: str
+    field: str
+    kind: Kind
+    default: object
+    help: str
+    secret: bool = False
+    shown: str = ""
+    """Markdown for the default column when the value alone would not say it."""
+    note: str = ""
+    """Markdown after the shown default, such as ``(off)``."""
+
+    def __post_init__(self) -> None:
+        if not self.name.startswith("CITADEL_") or "|" in self.help + self.shown + self.note:
+            raise ValueError(f"malformed setting {self.name}")
+        if self.secret and not (isinstance(self.kind, Secret) and not self.default):
+            raise ValueError(f"{self.name}: a secret is a Secret kind with an empty default")
+
+    def read(self, env: Mapping[str, str]) -> object:
+        """This setting's value in ``env``: its default when unset (or, for most, empty)."""
+        raw = env.get(self.name)
+        if raw is None:
+            return self.default
+        value = self.kind.parse(self.name, raw)
+        return self.default if value is None else value
+
+    @property
+    def group(self) -> str:
+        return self.field.rpartition(".")[0]
+
+    @property
+    def attribute(self) -> str:
+        return self.field.rpartition(".")[2]
+
+    def default_markdown(self) -> str:
+        if self.shown:
+            text = self.shown
+        elif self.secret:
+            text = "—"
+        else:
+            shown = self.kind.show(self.default)
+            text = shown if shown == "—" else f"`{shown}`"
+        note = self.note or (size(self.default) if _counts_bytes(self.kind) else "")
+        return f"{text} {note}" if note else text
+
+
+def _counts_bytes(kind: Kind) -> bool:
+    return isinstance(kind, Integer) and kind.bytes
