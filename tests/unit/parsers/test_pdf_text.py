@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from citadel.adapters.parsers.pdf import _extract_texts, _index_like, _process_count
+from citadel.adapters.parsers.pdf.extraction import extract_texts, process_count
+from citadel.adapters.parsers.pdf.sections import index_like
 
 INDEX_PAGE = "\n".join(
     [
@@ -30,20 +31,20 @@ PROSE_PAGE = "\n".join(
 
 
 def test_index_and_contents_pages_are_recognised() -> None:
-    assert _index_like(INDEX_PAGE)
-    assert not _index_like(PROSE_PAGE)
+    assert index_like(INDEX_PAGE)
+    assert not index_like(PROSE_PAGE)
 
 
 def test_a_short_page_after_an_index_page_is_its_tail() -> None:
-    assert _index_like("zeta function, 77", after_index=True)
-    assert not _index_like("A closing paragraph of ordinary prose, and more of it.", True)
+    assert index_like("zeta function, 77", after_index=True)
+    assert not index_like("A closing paragraph of ordinary prose, and more of it.", True)
 
 
 def test_long_lines_without_page_numbers_are_checked_in_linear_time() -> None:
     # Unanchored, the page-reference pattern was quadratic in the line length.
     line = "word, " * 2000 + "end"
     start = time.perf_counter()
-    assert not _index_like("\n".join([line] * 12))
+    assert not index_like("\n".join([line] * 12))
     assert time.perf_counter() - start < 5.0
 
 
@@ -67,7 +68,7 @@ class FakeReader:
 @pytest.mark.parametrize("processes", [1, 2, 3])
 def test_pages_come_back_in_order_whatever_the_process_count(processes: int) -> None:
     seen: list[tuple[int, int]] = []
-    texts = _extract_texts(
+    texts = extract_texts(
         FakeReader(200), 200, lambda done, total: seen.append((done, total)), processes
     )
     assert texts == [f"page {i} textfi" for i in range(200)]
@@ -76,14 +77,14 @@ def test_pages_come_back_in_order_whatever_the_process_count(processes: int) -> 
 
 
 def test_pages_a_helper_could_not_read_are_extracted_here() -> None:
-    texts = _extract_texts(FakeReader(100, fail_in_helpers=True), 100, None, 2)
+    texts = extract_texts(FakeReader(100, fail_in_helpers=True), 100, None, 2)
     assert texts == [f"page {i} textfi" for i in range(100)]
 
 
 def test_short_documents_stay_in_one_process() -> None:
-    assert _process_count(40, 4) == 1
-    assert _process_count(40, None) == 1
-    assert _process_count(1000, 1) == 1
+    assert process_count(40, 4) == 1
+    assert process_count(40, None) == 1
+    assert process_count(1000, 1) == 1
 
 
 class SlowHerePage(FakePage):
@@ -99,7 +100,7 @@ class SlowHerePage(FakePage):
 def test_helpers_send_the_pages_from_the_end_of_their_range() -> None:
     reader = FakeReader(100)
     reader.pages = [SlowHerePage(i, os.getpid(), False) for i in range(100)]
-    texts = _extract_texts(reader, 100, None, 2)
+    texts = extract_texts(reader, 100, None, 2)
     assert [text.rsplit(" ", 1)[0] for text in texts] == [f"page {i}" for i in range(100)]
     assert texts[0] == "page 0 here"
     assert texts[99] == "page 99 helper"
