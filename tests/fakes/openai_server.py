@@ -2,8 +2,9 @@
 
 Not a mocked client: the adapter under test opens real TCP connections. Each
 request takes the next scripted ``Reply`` (the last one repeats) and is
-recorded. A reply can wait before its headers, trickle its body, or stream
-any number of filler bytes — produced lazily, so a 48 MiB body is never built.
+recorded; a scripted ``Responder`` writes its reply from the request it got. A
+reply can wait before its headers, trickle its body, or stream any number of
+filler bytes — produced lazily, so a 48 MiB body is never built.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import ssl
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -100,6 +101,10 @@ class Received:
         return json.loads(self.body)
 
 
+Responder = Callable[[Received], Reply]
+"""A reply that depends on the request: a fake model that reads what it was sent."""
+
+
 @dataclass
 class FakeOpenAIServer:
     """Serves scripted replies on an ephemeral loopback port until stopped."""
@@ -107,7 +112,7 @@ class FakeOpenAIServer:
     requests: list[Received] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
     stopping: threading.Event = field(default_factory=threading.Event)
-    _script: list[Reply] = field(default_factory=lambda: [Reply(status=503)])
+    _script: list[Reply | Responder] = field(default_factory=lambda: [Reply(status=503)])
     _served: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _httpd: _Server | None = None
@@ -125,12 +130,12 @@ class FakeOpenAIServer:
         scheme = "https" if self.tls is not None else "http"
         return f"{scheme}://127.0.0.1:{self.port}/v1"
 
-    def script(self, *replies: Reply) -> None:
+    def script(self, *replies: Reply | Responder) -> None:
         with self._lock:
             self._script = list(replies)
             self._served = 0
 
-    def next_reply(self) -> Reply:
+    def next_reply(self) -> Reply | Responder:
         with self._lock:
             reply = self._script[min(self._served, len(self._script) - 1)]
             self._served += 1
@@ -197,15 +202,15 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length)
         fake = self.server.fake
-        fake.record(
-            Received(
-                method="POST",
-                path=self.path,
-                headers={k.lower(): v for k, v in self.headers.items()},
-                body=body,
-            )
+        received = Received(
+            method="POST",
+            path=self.path,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
         )
-        reply = fake.next_reply()
+        fake.record(received)
+        scripted = fake.next_reply()
+        reply = scripted if isinstance(scripted, Reply) else scripted(received)
         if self.path != PATH:
             reply = Reply(status=404, body=b'{"error": {"message": "no such path"}}')
         self._respond(reply)

@@ -44,7 +44,6 @@ from citadel.adapters.generators.openai import (
     ProviderTimeout,
     ProviderUnavailable,
     RequestTooLarge,
-    SecretStr,
 )
 from citadel.adapters.memory import InMemoryLibrary
 from citadel.adapters.parsers.markdown import MarkdownParser
@@ -56,6 +55,7 @@ from citadel.domain.answer import AnswerResult, DegradedReason, GenerationReques
 from citadel.domain.limits import Limits
 from citadel.domain.manifest import PromptEvidence
 from citadel.domain.search import SearchRequest, SearchResult
+from citadel.domain.secrets import SecretStr
 from citadel.domain.text import forbidden_character
 from citadel.domain.users import Actor
 from tests.builders import operator
