@@ -332,10 +332,16 @@ class AuditLog(Protocol):
     """Append-only, hash-chained answer records (``citadel.domain.audit``)."""
 
     def append(self, answer_id: str, body: str) -> AuditEntry:
-        """Chain ``body`` after the last record, atomically; an answer is recorded once."""
+        """Chain ``body`` after the last record, atomically; an answer is recorded once.
+
+        ``ValueError`` (nothing appended) when ``body`` does not name ``answer_id``
+        or the answer is already recorded. Contract: tests/contract/test_audit_log_contract.py.
+        """
         ...
 
-    def get(self, answer_id: str) -> AuditEntry | None: ...
+    def get(self, answer_id: str) -> AuditEntry | None:
+        """The record whose body names ``answer_id``; ``None`` when there is none."""
+        ...
 
     def entries(self) -> Iterator[AuditEntry]:
         """Every record, oldest first."""
