@@ -1,0 +1,162 @@
+"""The parser adapters under the DocumentParser contract, and the inputs each is run on.
+
+A new parser joins the contract (``test_parser_contract.py``) by adding its
+:class:`ParserCase` to ``CASES`` and its samples to ``SAMPLES``: a small file written
+here, and a real book under ../shared/books where there is one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from citadel.adapters.parsers.epub import EpubParser
+from citadel.adapters.parsers.html import HtmlParser
+from citadel.adapters.parsers.markdown import MarkdownParser
+from citadel.adapters.parsers.pdf import PdfParser
+from citadel.adapters.parsers.plaintext import PlainTextParser
+from citadel.app.ports import DocumentParser
+from tests.conftest import shared_path
+
+
+@dataclass(frozen=True)
+class ParserCase:
+    """One adapter under the contract, and what its format can say about a block."""
+
+    id: str
+    make: Callable[[], DocumentParser]
+    suffix: str  # a file name ending the parser reads, for the inputs it must refuse
+    paged: bool  # blocks carry a physical page and its printed label (PDF)
+    located: bool  # blocks carry a location inside the document (``part#anchor``)
+    # False records a known gap: an empty file gives a document with no blocks (ingest
+    # refuses such a document as ``no_text``) where the port asks for a ParseError: xfail.
+    refuses_empty: bool = True
+
+
+PDF = ParserCase("pdf", PdfParser, ".pdf", paged=True, located=False)
+EPUB = ParserCase("epub", EpubParser, ".epub", paged=False, located=True)
+HTML = ParserCase("html", HtmlParser, ".html", paged=False, located=True)
+MARKDOWN = ParserCase(
+    "markdown", MarkdownParser, ".md", paged=False, located=False, refuses_empty=False
+)
+PLAINTEXT = ParserCase(
+    "plaintext", PlainTextParser, ".txt", paged=False, located=False, refuses_empty=False
+)
+CASES = (PDF, EPUB, HTML, MARKDOWN, PLAINTEXT)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One input: written into a scratch directory, or a real book under ../shared."""
+
+    case: ParserCase
+    name: str
+    write: Callable[[Path], Path] | None = None
+    shared: tuple[str, ...] = ()
+
+    @property
+    def book(self) -> bool:
+        return bool(self.shared)
+
+    def locate(self, scratch: Path) -> Path:
+        if self.write is not None:
+            return self.write(scratch)
+        return shared_path(*self.shared)
+
+
+def _markdown(scratch: Path) -> Path:
+    path = scratch / "runbook.md"
+    path.write_text(
+        "# Operating the queue\n\n"
+        "The queue keeps every job until a worker acknowledges it.\n\n"
+        "## Restarting workers\n\n"
+        "Restart the workers one at a time, so the queue never stalls.\n\n"
+        "```sh\nsystemctl restart worker@1\n```\n\n"
+        "### Checking the backlog\n\n"
+        "- Read the backlog gauge.\n- Wait until it falls below a hundred.\n\n"
+        "## Draining a node\n\n"
+        "Drain a node before its kernel is upgraded.\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _plaintext(scratch: Path) -> Path:
+    path = scratch / "release-notes.txt"
+    path.write_text(
+        "Release notes for the spring release.\n\n"
+        "The importer now reads EPUB 3 books with a navigation document.\r\n\r\n"
+        "Older readers keep working; nothing needs to be migrated.\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+_PAGE = (
+    "<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title>"
+    "<meta name='author' content='Ada Writer'><script>var tracking = 1;</script></head>"
+    "<body><nav class='navigation'><a href='index.html'>Home</a></nav><main>{body}</main>"
+    "<footer>Copyright the authors</footer></body></html>"
+)
+
+
+def _html_page(scratch: Path) -> Path:
+    path = scratch / "guide.html"
+    body = (
+        "<h1 id='top'>Field guide</h1><p>Read this guide before the first shift.</p>"
+        "<div class='toc'><a href='#birds'>Birds</a> <a href='#trees'>Trees</a></div>"
+        "<h2 id='birds'>Birds</h2><p>Herons wade in the shallows.</p>"
+        "<h3 id='herons'>Herons</h3><pre>heron = wader\n  legs: long</pre>"
+        "<h2 id='trees'>Trees</h2><p>Oaks grow slowly.</p><table><tr><td>oak</td>"
+        "<td>slow</td></tr></table>"
+    )
+    path.write_text(_PAGE.format(title="Field guide", body=body), encoding="utf-8")
+    return path
+
+
+def _html_folder(scratch: Path) -> Path:
+    root = scratch / "manual"
+    (root / "part").mkdir(parents=True)
+    pages = {
+        "index.html": (
+            "The manual",
+            "<h1>The manual</h1><p>Welcome to the manual.</p><div class='toctree-wrapper'>"
+            "<ul><li><a href='part/install.html'>Installing</a><ul>"
+            "<li><a href='part/upgrade.html'>Upgrading</a></li></ul></li>"
+            "<li><a href='genindex.html'>Index</a></li></ul></div>",
+        ),
+        "part/install.html": (
+            "Installing",
+            "<h1>1. Installing</h1><p>Unpack the archive.</p>"
+            "<h2 id='check'>1.1. Checking</h2><p>Run the self test.</p>",
+        ),
+        "part/upgrade.html": (
+            "Upgrading",
+            "<h1>1.2. Upgrading</h1><p>Stop the service, then unpack over it.</p>"
+            "<p>See <a href='../faq.html'>the questions</a>.</p>",
+        ),
+        "faq.html": ("Questions", "<h1>Questions</h1><p>Is it safe? It is.</p>"),
+        "genindex.html": ("Index", "<h1>Index</h1><p>archive, 1</p>"),
+    }
+    for name, (title, body) in pages.items():
+        (root / name).write_text(_PAGE.format(title=title, body=body), encoding="utf-8")
+    return root
+
+
+def _book(case: ParserCase, *parts: str) -> Sample:
+    return Sample(case, f"{case.id}-{parts[-1]}", shared=("books", *parts))
+
+
+SAMPLES = (
+    _book(PDF, "pdf", "R-intro.pdf"),
+    _book(PDF, "pdf", "pari-tutorial.pdf"),
+    _book(EPUB, "epub", "linear-algebra.epub"),
+    _book(EPUB, "epub", "epub30-spec.epub"),
+    Sample(HTML, "html-page", write=_html_page),
+    Sample(HTML, "html-folder", write=_html_folder),
+    _book(HTML, "html", "python-3.11-tutorial"),
+    _book(HTML, "html", "git-user-manual", "user-manual.html"),
+    Sample(MARKDOWN, "markdown-file", write=_markdown),
+    Sample(PLAINTEXT, "plaintext-file", write=_plaintext),
+)
