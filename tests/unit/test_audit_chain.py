@@ -7,15 +7,20 @@ from typing import Any
 
 import pytest
 
+from citadel.domain.answer import AnswerResult, Degraded, DegradedReason
 from citadel.domain.audit import (
     GENESIS,
     AuditEntry,
+    AuditRecord,
     MalformedHead,
+    answer_record,
     chain_hash,
     parse_head,
     verify_chain,
 )
 from citadel.domain.manifest import canonical_json
+from citadel.domain.search import SearchResult
+from citadel.domain.users import Actor
 
 
 def chain(texts: list[str]) -> list[AuditEntry]:
@@ -185,3 +190,24 @@ def test_a_malformed_head_value_is_refused(value: object) -> None:
 def test_a_well_formed_head_is_read() -> None:
     assert parse_head(f"12:{HASH}") == (12, HASH)
     assert parse_head(f"0:{GENESIS}") == (0, GENESIS)
+
+
+def test_the_record_of_an_answer_without_evidence_holds_its_reason_and_no_manifest() -> None:
+    result = AnswerResult(
+        answer_id="a1",
+        request_id="r1",
+        search=SearchResult(query="q"),
+        answer=None,
+        degraded=Degraded(DegradedReason.NO_EVIDENCE, "no passage met the criteria"),
+    )
+    record = answer_record(result, Actor(user_id="ann", tenant="acme"), "2026-01-01T00:00:00Z")
+    assert (record.answer_id, record.request_id, record.user_id, record.tenant) == (
+        "a1",
+        "r1",
+        "ann",
+        "acme",
+    )
+    assert (record.verdict, record.reason) == ("degraded", "no_evidence")
+    assert record.manifest == () and record.manifest_sha256 == "" and record.citations == ()
+    assert record.generator == "" and record.output == ""
+    assert AuditRecord.from_json(record.to_json()) == record

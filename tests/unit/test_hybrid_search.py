@@ -103,22 +103,78 @@ def test_re_ingesting_unchanged_text_never_re_embeds(setup, tmp_path: Path) -> N
     assert embedder.texts - before == 1
 
 
-@pytest.mark.parametrize(
-    "query",
-    [
-        '"unbalanced',
-        "NEAR(data frame",
-        "data* -frame",
-        "title:factor",
-        "((((",
-        "a AND OR NOT",
-        "'; DROP TABLE chunks; --",
-        "SELECT * FROM sources",
-    ],
-)
-def test_query_syntax_is_plain_text(setup, query: str) -> None:
+def ranked(search: SearchService, query: str, mode: SearchMode) -> list[tuple[str, float]]:
+    result = search.search(SearchRequest(query, mode=mode), ACTOR)
+    return [(e.chunk_id, e.score) for e in result.results]
+
+
+def sections(search: SearchService, query: str) -> list[str]:
+    result = search.search(SearchRequest(query, mode=SearchMode.LEXICAL), ACTOR)
+    return [e.section for e in result.results]
+
+
+# FTS5 query syntax (and SQL), each with its words in lower case, where FTS5 reads no
+# operator: the query is searched as those words.
+SYNTAX = [
+    ('"unbalanced', "unbalanced"),
+    ('"frame data"', "frame data"),
+    ("NEAR(data frame", "near data frame"),
+    ("NEAR(read frame, 0)", "near read frame 0"),
+    ("data* -frame", "data frame"),
+    ("plo*", "plo"),
+    ("title:factor", "title factor"),
+    ("{title headings}: plot", "title headings plot"),
+    ("^levels", "levels"),
+    ("factor AND plot", "factor and plot"),
+    ("data NOT frame", "data not frame"),
+    ("(factor OR plot) AND frame", "factor or plot and frame"),
+    ("a AND OR NOT", "a and or not"),
+    ("'; DROP TABLE chunks; --", "drop table chunks"),
+    ("SELECT * FROM sources", "select from sources"),
+]
+
+
+@pytest.mark.parametrize("mode", list(SearchMode))
+@pytest.mark.parametrize(("query", "plain"), SYNTAX)
+def test_query_syntax_is_searched_as_its_words(
+    setup, query: str, plain: str, mode: SearchMode
+) -> None:
     search, *_ = setup
-    search.search(SearchRequest(query), ACTOR)  # never raises
+    assert ranked(search, query, mode) == ranked(search, plain, mode)
+
+
+def test_no_query_operator_takes_effect(setup) -> None:
+    search, *_ = setup
+    # A column filter would look for "factor" in the title ("Data Handbook") only.
+    assert sections(search, "title:factor")[:1] == ["Factors"]
+    assert sections(search, "{title}: plot")[:1] == ["Plotting"]
+    # A prefix query would match "plot" and "plots"; "plo" is no word of the book.
+    assert sections(search, "plo*") == []
+    # "^" would match "levels" only as the first word of a column, which it never is.
+    assert sections(search, "^levels")[:1] == ["Factors"]
+    # AND would need both words in one chunk, NOT would drop the chunk holding "frame",
+    # NEAR and a phrase would need the words side by side: any word is enough instead.
+    assert {"Factors", "Plotting"} <= set(sections(search, "factor AND plot"))
+    assert "Reading files" in sections(search, "data NOT frame")
+    assert {"Reading files", "Factors", "Plotting"} <= set(
+        sections(search, "(factor OR plot) AND frame")
+    )
+    assert "Reading files" in sections(search, "NEAR(read frame, 0)")
+    assert "Reading files" in sections(search, '"frame data"')
+    # Quotes and SQL are words too: nothing is dropped, the library still answers.
+    sections(search, "'; DROP TABLE chunks; --")
+    assert sections(search, "factor")[:1] == ["Factors"]
+
+
+@pytest.mark.parametrize("mode", list(SearchMode))
+@pytest.mark.parametrize("query", ["((((", '""', "* ^ : - ( )"])
+def test_query_syntax_without_words_finds_nothing_lexically(
+    setup, query: str, mode: SearchMode
+) -> None:
+    search, *_ = setup
+    result = search.search(SearchRequest(query, mode=mode), ACTOR)  # not an error
+    if mode is SearchMode.LEXICAL:
+        assert result.results == ()
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t"])

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import re
 
 import pytest
@@ -12,6 +14,9 @@ from citadel.domain.manifest import (
     ContextEvidence,
     PromptEvidence,
     freeze_manifest,
+    manifest_entries,
+    manifest_hash,
+    manifest_rows,
     prompt_evidence,
 )
 from citadel.domain.search import Evidence
@@ -83,6 +88,31 @@ def test_hash_is_deterministic_sha256() -> None:
     assert re.fullmatch(r"[0-9a-f]{64}", first.sha256)
     assert first.sha256 == again.sha256
     assert first == again
+
+
+def test_the_hash_is_sha256_of_the_canonical_rows_as_one_json_array() -> None:
+    # Pinned literally: audit records stored today must replay against tomorrow's code.
+    e = make_evidence("ev-1", source_id="s-1", chunk_id="c-1", content_sha256="ab" * 32)
+    manifest = freeze_manifest(context(e))
+    written = (
+        '[{"chunk_id":"c-1","content_sha256":"' + "ab" * 32 + '","evidence_id":"ev-1",'
+        '"ref":"E1","source_id":"s-1","version":1}]'
+    )
+    assert manifest.sha256 == hashlib.sha256(written.encode()).hexdigest()
+    assert list(manifest_rows(manifest.entries)) == json.loads(written)
+
+
+def test_the_rows_the_audit_stores_read_back_to_the_same_entries_and_hash() -> None:
+    manifest = freeze_manifest(context(*three()))
+    stored = json.loads(json.dumps(manifest_rows(manifest.entries)))  # as an audit body holds them
+    assert manifest_entries(stored) == manifest.entries
+    assert manifest_hash(manifest_entries(stored)) == manifest.sha256
+
+
+@pytest.mark.parametrize("row", [{}, {"ref": "E1"}, None, "E1"])
+def test_a_malformed_stored_row_is_refused(row: object) -> None:
+    with pytest.raises(ValueError, match="malformed manifest row"):
+        manifest_entries([row])  # type: ignore[list-item]
 
 
 @pytest.mark.parametrize(

@@ -25,12 +25,8 @@ from citadel.adapters.generators.extractive import ExtractiveGenerator
 from citadel.domain.answer import GenerationRequest
 from citadel.domain.limits import Limits
 from citadel.domain.manifest import ContextEvidence, Manifest, PromptEvidence, freeze_manifest
-from citadel.domain.text import (
-    contains_html_markup,
-    contains_markup,
-    contains_url,
-    split_sentences,
-)
+from citadel.domain.markup import contains_html_markup, contains_markup
+from citadel.domain.text import contains_url, split_sentences
 from citadel.domain.validation import (
     Accepted,
     Rejection,

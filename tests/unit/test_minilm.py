@@ -27,13 +27,8 @@ from onnx import helper
 from tokenizers import Tokenizer
 
 from citadel.adapters.embedding import fusion_graph, int8_graph, minilm
-from citadel.adapters.embedding.minilm import (
-    LAYERS,
-    MAX_TOKENS,
-    WEIGHT_MATRICES,
-    EmbedderUnavailable,
-    MiniLmEmbedder,
-)
+from citadel.adapters.embedding.minilm import LAYERS, MAX_TOKENS, WEIGHT_MATRICES, MiniLmEmbedder
+from citadel.adapters.embedding.model_files import EmbedderUnavailable
 from citadel.app.errors import AppError
 
 F32 = npt.NDArray[np.float32]

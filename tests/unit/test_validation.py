@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from citadel.domain.limits import Limits
 from citadel.domain.manifest import ContextEvidence, Manifest, freeze_manifest
-from citadel.domain.text import contains_markup, contains_url
+from citadel.domain.markup import contains_markup
+from citadel.domain.text import contains_url
 from citadel.domain.validation import Accepted, Rejection, RejectionReason, validate_candidate
 from tests.builders import make_evidence
 

@@ -12,14 +12,12 @@ from citadel.domain.answer import AnswerResult
 from citadel.domain.audit import (
     AuditRecord,
     ChainReport,
-    CitationAudit,
     MalformedHead,
-    manifest_entries,
-    manifest_rows,
+    answer_record,
     verify_chain,
 )
 from citadel.domain.limits import Limits
-from citadel.domain.manifest import Manifest, manifest_hash
+from citadel.domain.manifest import Manifest, manifest_entries, manifest_hash
 from citadel.domain.users import Actor, Role
 from citadel.domain.validation import Accepted, validate_candidate
 
@@ -41,31 +39,10 @@ class AuditService:
         self._clock = clock
         self._limits = limits
 
-    def record(
-        self, result: AnswerResult, actor: Actor, resolved: tuple[CitationAudit, ...]
-    ) -> AuditRecord:
-        """Append the record of ``result`` as shown to ``actor``; returns what was stored."""
-        generation = result.generation
-        manifest = result.manifest
-        record = AuditRecord(
-            answer_id=result.answer_id,
-            request_id=result.request_id,
-            time=self._clock.now_iso(),
-            user_id=actor.user_id,
-            tenant=actor.tenant,
-            manifest_sha256=manifest.sha256 if manifest else "",
-            manifest=manifest_rows(manifest.entries) if manifest else (),
-            generator=generation.generator if generation else "",
-            model=generation.model if generation else "",
-            prompt_version=generation.prompt_version if generation else "",
-            prompt_sha256=generation.prompt_sha256 if generation else "",
-            raw_sha256=generation.raw_sha256 if generation else "",
-            output=generation.output if generation else "",
-            verdict="accepted" if result.answer is not None else "degraded",
-            reason=result.degraded.reason.value if result.degraded else "",
-            detail=result.degraded.detail if result.degraded else "",
-            citations=resolved,
-        )
+    def record(self, result: AnswerResult, actor: Actor) -> AuditRecord:
+        """Append the record of ``result`` as shown to ``actor`` (its citations already
+        resolved for them); returns what was stored."""
+        record = answer_record(result, actor, self._clock.now_iso())
         self._log.append(record.answer_id, record.to_json())
         return record
 

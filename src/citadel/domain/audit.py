@@ -21,10 +21,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 
-from citadel.domain.manifest import ManifestEntry, canonical_json
+from citadel.domain.answer import AnswerResult, LinkState
+from citadel.domain.manifest import canonical_json, manifest_rows
+from citadel.domain.users import Actor
 
 GENESIS = "0" * 64
 
@@ -118,6 +120,42 @@ class AuditRecord:
                 for c in data["citations"]
             ),
         )
+
+
+def answer_record(result: AnswerResult, actor: Actor, time: str) -> AuditRecord:
+    """The record of ``result`` as shown to ``actor`` at ``time``: its citations as they
+    resolved for that reader (resolve before recording), the manifest in its canonical
+    rows, the generation and the verdict."""
+    generation = result.generation
+    manifest = result.manifest
+    return AuditRecord(
+        answer_id=result.answer_id,
+        request_id=result.request_id,
+        time=time,
+        user_id=actor.user_id,
+        tenant=actor.tenant,
+        manifest_sha256=manifest.sha256 if manifest else "",
+        manifest=manifest_rows(manifest.entries) if manifest else (),
+        generator=generation.generator if generation else "",
+        model=generation.model if generation else "",
+        prompt_version=generation.prompt_version if generation else "",
+        prompt_sha256=generation.prompt_sha256 if generation else "",
+        raw_sha256=generation.raw_sha256 if generation else "",
+        output=generation.output if generation else "",
+        verdict="accepted" if result.answer is not None else "degraded",
+        reason=result.degraded.reason.value if result.degraded else "",
+        detail=result.degraded.detail if result.degraded else "",
+        citations=tuple(
+            CitationAudit(
+                segment=index,
+                ref=citation.ref,
+                state=citation.link_state.value,
+                authorized=citation.link_state is not LinkState.FORBIDDEN,
+            )
+            for index, segment in enumerate(result.answer.segments if result.answer else ())
+            for citation in segment.citations
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,36 +318,3 @@ def _shown(value: str) -> str:
         return value
     text = ascii(value)
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def manifest_rows(entries: Sequence[ManifestEntry]) -> tuple[dict[str, object], ...]:
-    """The manifest as the audit stores it."""
-    return tuple(
-        {
-            "ref": e.ref,
-            "evidence_id": e.evidence_id,
-            "source_id": e.source_id,
-            "version": e.version,
-            "chunk_id": e.chunk_id,
-            "content_sha256": e.content_sha256,
-        }
-        for e in entries
-    )
-
-
-def manifest_entries(rows: Sequence[dict[str, object]]) -> tuple[ManifestEntry, ...]:
-    """The stored manifest back as entries; a malformed row raises ``ValueError``."""
-    try:
-        return tuple(
-            ManifestEntry(
-                ref=str(row["ref"]),
-                evidence_id=str(row["evidence_id"]),
-                source_id=str(row["source_id"]),
-                version=int(str(row["version"])),
-                chunk_id=str(row["chunk_id"]),
-                content_sha256=str(row["content_sha256"]),
-            )
-            for row in rows
-        )
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"malformed manifest row: {exc}") from None

@@ -104,8 +104,13 @@ def freeze_manifest(context: Sequence[ContextEvidence]) -> Manifest:
     return Manifest(entries=entries, sha256=manifest_hash(entries), evidence=tuple(context))
 
 
-def manifest_hash(entries: Sequence[ManifestEntry]) -> str:
-    document = [
+def manifest_rows(entries: Sequence[ManifestEntry]) -> tuple[dict[str, object], ...]:
+    """The manifest's canonical form, one row per entry in ref order.
+
+    The one place it is written: ``manifest_hash`` hashes these rows and the audit
+    record stores them, so a replay that reads them back hashes what was frozen.
+    """
+    return tuple(
         {
             "ref": e.ref,
             "evidence_id": e.evidence_id,
@@ -115,8 +120,30 @@ def manifest_hash(entries: Sequence[ManifestEntry]) -> str:
             "content_sha256": e.content_sha256,
         }
         for e in entries
-    ]
-    return sha256_hex(canonical_json(document))
+    )
+
+
+def manifest_entries(rows: Sequence[dict[str, object]]) -> tuple[ManifestEntry, ...]:
+    """Rows in the canonical form back as entries; a malformed row raises ``ValueError``."""
+    try:
+        return tuple(
+            ManifestEntry(
+                ref=str(row["ref"]),
+                evidence_id=str(row["evidence_id"]),
+                source_id=str(row["source_id"]),
+                version=int(str(row["version"])),
+                chunk_id=str(row["chunk_id"]),
+                content_sha256=str(row["content_sha256"]),
+            )
+            for row in rows
+        )
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"malformed manifest row: {exc}") from None
+
+
+def manifest_hash(entries: Sequence[ManifestEntry]) -> str:
+    """sha256 of the canonical rows as canonical JSON (a JSON array)."""
+    return sha256_hex(canonical_json(list(manifest_rows(entries))))
 
 
 def prompt_evidence(manifest: Manifest) -> tuple[PromptEvidence, ...]:

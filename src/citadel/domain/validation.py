@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from citadel.domain.answer import AnswerSegment
 from citadel.domain.limits import Limits
 from citadel.domain.manifest import Manifest
+from citadel.domain.markup import contains_markup
 from citadel.domain.text import (
-    contains_markup,
     contains_url,
     forbidden_character,
     is_valid_utf8,

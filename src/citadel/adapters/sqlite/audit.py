@@ -28,6 +28,7 @@ _TEXT_COLUMNS = ("answer_id", "body", "prev_hash", "hash")
 # raises on bytes that are not UTF-8, and would pass a BLOB or a number unseen.
 _SELECT = "seq, " + ", ".join(f"typeof({c}), CAST({c} AS BLOB)" for c in _TEXT_COLUMNS)
 _HEAD_QUERY = "SELECT value FROM meta WHERE key = 'audit_head'"
+_RECORDED = "SELECT 1 FROM audit_log WHERE answer_id = ?"
 _BY_BODY = (
     f"SELECT {_SELECT} FROM audit_log"
     " WHERE CASE WHEN typeof(body) = 'text' AND json_valid(body)"
@@ -43,6 +44,10 @@ class SqliteAuditLog:
         if body_answer_id(body) != answer_id:
             raise ValueError(f"the record's body does not name answer {answer_id}")
         with self._db.transaction(library=False) as conn:
+            # answer_id is UNIQUE too; asked first (inside the write transaction) so that
+            # a second record is refused with the port's error, not the driver's.
+            if conn.execute(_RECORDED, (answer_id,)).fetchone() is not None:
+                raise ValueError(f"answer {answer_id} is already recorded")
             count, last = _head(conn)
             seq = count + 1
             digest = chain_hash(last, body)

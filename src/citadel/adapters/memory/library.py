@@ -1,11 +1,12 @@
-"""In-memory fakes of the storage and user ports; they pass the same contract suites as SQLite."""
+"""The in-memory library: registry, chunk store, lexical (BM25) and vector index in
+dictionaries; it passes the storage and retrieval contract suites, as SQLite does."""
 
 from __future__ import annotations
 
 import math
 import threading
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -17,16 +18,13 @@ from citadel.app.ports import (
     LexicalHit,
     StoredPassage,
     UnembeddedChunk,
-    UserRecord,
     VectorCoverage,
     Vectors,
 )
-from citadel.domain.audit import GENESIS, AuditEntry, chain_hash
 from citadel.domain.document import Chunk
 from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope, Source, SourceVersion
 from citadel.domain.text import stem, words
-from citadel.domain.users import User, UserStatus
 
 
 class InMemoryLibrary:
@@ -307,101 +305,3 @@ def _bm25(
             hits.append(LexicalHit(chunk.chunk_id, score))
     hits.sort(key=lambda h: (-h.score, h.chunk_id))
     return hits
-
-
-class InMemoryAuditLog:
-    """The audit log fake: the same chaining, in a list."""
-
-    def __init__(self) -> None:
-        self._entries: list[AuditEntry] = []
-        self._lock = threading.Lock()
-
-    def append(self, answer_id: str, body: str) -> AuditEntry:
-        with self._lock:
-            if any(e.answer_id == answer_id for e in self._entries):
-                raise ValueError(f"answer {answer_id} is already recorded")
-            last = self._entries[-1].hash if self._entries else GENESIS
-            entry = AuditEntry(
-                len(self._entries) + 1, answer_id, body, last, chain_hash(last, body)
-            )
-            self._entries.append(entry)
-            return entry
-
-    def get(self, answer_id: str) -> AuditEntry | None:
-        with self._lock:
-            return next((e for e in self._entries if e.answer_id == answer_id), None)
-
-    def entries(self) -> Iterator[AuditEntry]:
-        with self._lock:
-            return iter(list(self._entries))
-
-    def head(self) -> tuple[int, str]:
-        with self._lock:
-            return len(self._entries), self._entries[-1].hash if self._entries else GENESIS
-
-
-class InMemoryUsers:
-    """Users and token hashes in dictionaries."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._users: dict[str, User] = {}
-        self._tokens: dict[str, str] = {}
-        """token sha256 -> user name"""
-        self._ended: dict[str, int] = {}
-        """signed-out session id -> when it would have expired"""
-
-    def add(self, user: User, token_sha256: str) -> bool:
-        with self._lock:
-            if user.name in self._users:
-                return False
-            if token_sha256 in self._tokens:
-                raise ValueError("token hash already registered")
-            self._users[user.name] = user
-            self._tokens[token_sha256] = user.name
-            return True
-
-    def get(self, name: str) -> User | None:
-        return self._users.get(name)
-
-    def by_token(self, token_sha256: str) -> UserRecord | None:
-        with self._lock:
-            name = self._tokens.get(token_sha256)
-            return UserRecord(self._users[name], token_sha256) if name is not None else None
-
-    def set_status(self, name: str, status: UserStatus) -> User:
-        with self._lock:
-            if name not in self._users:
-                raise KeyError(name)
-            user = self._users[name] = replace(self._users[name], status=status)
-            return user
-
-    def record(self, name: str) -> UserRecord | None:
-        with self._lock:
-            if name not in self._users:
-                return None
-            digest = next(h for h, owner in self._tokens.items() if owner == name)
-            return UserRecord(self._users[name], digest)
-
-    def set_token(self, name: str, token_sha256: str) -> User:
-        with self._lock:
-            if name not in self._users:
-                raise KeyError(name)
-            if self._tokens.get(token_sha256, name) != name:
-                raise ValueError("token hash already registered")
-            self._tokens = {h: n for h, n in self._tokens.items() if n != name}
-            self._tokens[token_sha256] = name
-            return self._users[name]
-
-    def list(self, tenant: str | None = None) -> Sequence[User]:
-        users = [u for u in self._users.values() if tenant in (None, u.tenant)]
-        return sorted(users, key=lambda u: u.name)
-
-    def end_session(self, session_id: str, expires_at: int, now: int) -> None:
-        with self._lock:
-            self._ended = {k: v for k, v in self._ended.items() if v > now}
-            self._ended[session_id] = expires_at
-
-    def session_ended(self, session_id: str) -> bool:
-        with self._lock:
-            return session_id in self._ended

@@ -1,0 +1,97 @@
+"""Chunk rows in SQLite: written with their FTS5 entry, read back by version or by id."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from citadel.adapters.sqlite.access import access_text
+from citadel.adapters.sqlite.database import Database
+from citadel.adapters.sqlite.rows import (
+    CHUNK_COLUMNS,
+    SOURCE_COLUMNS,
+    chunk_from_row,
+    section_key,
+    source_from_row,
+)
+from citadel.app.ports import StoredPassage
+from citadel.domain.document import Chunk
+from citadel.domain.source import Source
+
+
+class SqliteChunks:
+    """The ``ChunkStore`` port on the library's database."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def chunks(self, source_id: str, version: int) -> Sequence[Chunk]:
+        rows = self._db.reader.execute(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.source_id = ? AND c.version = ?"
+            " ORDER BY c.ordinal",
+            (source_id, version),
+        ).fetchall()
+        return [chunk_from_row(row) for row in rows]
+
+    def passages(self, chunk_ids: Sequence[str]) -> dict[str, StoredPassage]:
+        if not chunk_ids:
+            return {}
+        marks = ",".join("?" * len(chunk_ids))
+        rows = self._db.reader.execute(
+            f"SELECT {CHUNK_COLUMNS}, {SOURCE_COLUMNS} FROM chunks c"
+            f" JOIN sources s ON s.source_id = c.source_id WHERE c.chunk_id IN ({marks})",
+            tuple(chunk_ids),
+        ).fetchall()
+        width = len(CHUNK_COLUMNS.split(","))
+        out: dict[str, StoredPassage] = {}
+        for row in rows:
+            chunk = chunk_from_row(row[:width])
+            out[chunk.chunk_id] = StoredPassage(chunk=chunk, source=source_from_row(row[width:]))
+        return out
+
+
+def insert_chunks(
+    conn: sqlite3.Connection,
+    source: Source,
+    chunks: Sequence[Chunk],
+    embed_keys: Sequence[str] | None,
+) -> None:
+    """Each chunk's row and its FTS5 entry (title, headings, body, access tokens)."""
+    for index, chunk in enumerate(chunks):
+        cursor = conn.execute(
+            "INSERT INTO chunks(chunk_id, source_id, version, ordinal, text, sha256,"
+            " section_path, chapter, section, page_start, page_end, page_label_start,"
+            " page_label_end, char_start, char_end, location, section_key, embed_key)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                chunk.chunk_id,
+                chunk.source_id,
+                chunk.version,
+                chunk.ordinal,
+                chunk.text,
+                chunk.sha256,
+                json.dumps(list(chunk.section_path), ensure_ascii=False),
+                chunk.chapter,
+                chunk.section,
+                chunk.page_start,
+                chunk.page_end,
+                chunk.page_label_start,
+                chunk.page_label_end,
+                chunk.char_start,
+                chunk.char_end,
+                chunk.location,
+                section_key(chunk.section_path),
+                embed_keys[index] if embed_keys is not None else None,
+            ),
+        )
+        conn.execute(
+            "INSERT INTO chunks_fts(rowid, title, headings, body, access) VALUES (?, ?, ?, ?, ?)",
+            (
+                cursor.lastrowid,
+                source.title,
+                " / ".join(chunk.section_path),
+                chunk.text,
+                access_text(source, chunk),
+            ),
+        )

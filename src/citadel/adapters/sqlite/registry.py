@@ -1,0 +1,267 @@
+"""The source registry in SQLite: sources, their versions, and the write that commits one.
+
+``commit_version`` writes a version whole in one transaction: the source row,
+the version row, its vectors (``embeddings.py``) and its chunks with their FTS5
+entries (``chunks.py``), after checking its preconditions under the write lock.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from citadel.adapters.sqlite.access import access_text
+from citadel.adapters.sqlite.chunks import insert_chunks
+from citadel.adapters.sqlite.database import Database
+from citadel.adapters.sqlite.embeddings import insert_vectors
+from citadel.adapters.sqlite.rows import (
+    CHUNK_COLUMNS,
+    SOURCE_COLUMNS,
+    chunk_from_row,
+    source_from_row,
+)
+from citadel.app.errors import VersionConflict
+from citadel.app.ports import ChunkVectors
+from citadel.domain.document import Chunk
+from citadel.domain.source import AccessScope, Source, SourceVersion
+
+
+class SqliteRegistry:
+    """The ``SourceRegistry`` port on the library's database."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def get(self, source_id: str) -> Source | None:
+        row = self._db.reader.execute(
+            f"SELECT {SOURCE_COLUMNS} FROM sources s WHERE s.source_id = ?", (source_id,)
+        ).fetchone()
+        return source_from_row(row) if row else None
+
+    def matching(
+        self, tenant: str, *, content_sha256: str = "", origin: str = ""
+    ) -> Sequence[Source]:
+        return [
+            source_from_row(row)
+            for row in _matching(self._db.reader, tenant, content_sha256, origin)
+        ]
+
+    def versions(self, source_id: str) -> Sequence[SourceVersion]:
+        rows = self._db.reader.execute(
+            "SELECT source_id, version, content_sha256, parser, chunker, page_count,"
+            " section_count, chunk_count, created_at, retained FROM source_versions"
+            " WHERE source_id = ? ORDER BY version",
+            (source_id,),
+        ).fetchall()
+        return [
+            SourceVersion(
+                source_id=row[0],
+                version=row[1],
+                content_sha256=row[2],
+                parser=row[3],
+                chunker=row[4],
+                page_count=row[5],
+                section_count=row[6],
+                chunk_count=row[7],
+                created_at=row[8],
+                retained=bool(row[9]),
+            )
+            for row in rows
+        ]
+
+    def list(self, tenant: str | None = None) -> Sequence[Source]:
+        sql = f"SELECT {SOURCE_COLUMNS} FROM sources s WHERE s.deleted = 0"
+        args: tuple[str, ...] = ()
+        if tenant is not None:
+            sql += " AND s.tenant = ?"
+            args = (tenant,)
+        rows = self._db.reader.execute(sql + " ORDER BY s.title, s.source_id", args).fetchall()
+        return [source_from_row(row) for row in rows]
+
+    def revisions(self, source_ids: Collection[str]) -> Mapping[str, int]:
+        ids = sorted(set(source_ids))
+        if not ids:
+            return {}
+        marks = ", ".join("?" * len(ids))
+        rows = self._db.reader.execute(
+            f"SELECT source_id, revision FROM sources WHERE source_id IN ({marks})", ids
+        ).fetchall()
+        return {str(sid): int(revision) for sid, revision in rows}
+
+    def commit_version(
+        self,
+        source: Source,
+        version: SourceVersion,
+        chunks: Sequence[Chunk],
+        vectors: ChunkVectors | None = None,
+        *,
+        unique_in: AccessScope | None = None,
+    ) -> None:
+        if vectors is not None and len(vectors.keys) != len(chunks):
+            raise ValueError("one vector key per chunk")
+        with self._db.transaction() as conn:
+            # BEGIN IMMEDIATE holds the write lock of every process: the checks
+            # below and the writes after them are one step for all writers.
+            _check_commit(conn, source, version, unique_in)
+            conn.execute(
+                "INSERT INTO sources(source_id, tenant, title, authors, year, tags, acl_groups,"
+                " canonical_url, origin, current_version, deleted)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
+                " ON CONFLICT(source_id) DO UPDATE SET tenant = excluded.tenant,"
+                " title = excluded.title, authors = excluded.authors, year = excluded.year,"
+                " tags = excluded.tags, acl_groups = excluded.acl_groups,"
+                " canonical_url = excluded.canonical_url, origin = excluded.origin,"
+                " current_version = excluded.current_version, deleted = 0,"
+                " revision = sources.revision + 1",
+                (source.source_id, source.tenant, *_metadata(source), version.version),
+            )
+            conn.execute(
+                "INSERT INTO source_versions(source_id, version, content_sha256, parser, chunker,"
+                " page_count, section_count, chunk_count, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    version.source_id,
+                    version.version,
+                    version.content_sha256,
+                    version.parser,
+                    version.chunker,
+                    version.page_count,
+                    version.section_count,
+                    version.chunk_count,
+                    version.created_at,
+                ),
+            )
+            # Older versions stay addressable in `chunks` but leave the search index.
+            conn.execute(
+                "DELETE FROM chunks_fts WHERE rowid IN"
+                " (SELECT rowid FROM chunks WHERE source_id = ? AND version < ?)",
+                (source.source_id, version.version),
+            )
+            if vectors is not None:
+                insert_vectors(conn, vectors.model, vectors.keys, vectors.matrix)
+            insert_chunks(conn, source, chunks, vectors.keys if vectors is not None else None)
+
+    def update(self, source: Source) -> None:
+        with self._db.transaction() as conn:
+            changed = conn.execute(
+                "UPDATE sources SET title = ?, authors = ?, year = ?, tags = ?, acl_groups = ?,"
+                " canonical_url = ?, origin = ?, revision = revision + 1"
+                " WHERE source_id = ? AND deleted = 0",
+                (*_metadata(source), source.source_id),
+            ).rowcount
+            if not changed:
+                raise KeyError(source.source_id)
+            # The title and the access tokens (ACL, authors, tags) follow the source.
+            current = conn.execute(
+                f"SELECT c.rowid, {CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f"
+                " ON f.rowid = c.rowid WHERE c.source_id = ?",
+                (source.source_id,),
+            ).fetchall()
+            conn.executemany(
+                "UPDATE chunks_fts SET title = ?, access = ? WHERE rowid = ?",
+                (
+                    (source.title, access_text(source, chunk_from_row(row[1:])), row[0])
+                    for row in current
+                ),
+            )
+
+    def delete(self, source_id: str) -> None:
+        with self._db.transaction() as conn:
+            changed = conn.execute(
+                "UPDATE sources SET deleted = 1, revision = revision + 1"
+                " WHERE source_id = ? AND deleted = 0",
+                (source_id,),
+            ).rowcount
+            if not changed:
+                raise KeyError(source_id)
+            conn.execute(
+                "DELETE FROM chunks_fts WHERE rowid IN"
+                " (SELECT rowid FROM chunks WHERE source_id = ?)",
+                (source_id,),
+            )
+            conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
+            conn.execute(
+                "UPDATE source_versions SET retained = 0 WHERE source_id = ?", (source_id,)
+            )
+
+    def prune(self, source_id: str, keep: int) -> int:
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT version FROM source_versions WHERE source_id = ? AND retained = 1"
+                " ORDER BY version DESC",
+                (source_id,),
+            ).fetchall()
+            dropped = [int(row[0]) for row in rows[max(keep, 1) :]]
+            for version in dropped:
+                conn.execute(
+                    "DELETE FROM chunks_fts WHERE rowid IN"
+                    " (SELECT rowid FROM chunks WHERE source_id = ? AND version = ?)",
+                    (source_id, version),
+                )
+                conn.execute(
+                    "DELETE FROM chunks WHERE source_id = ? AND version = ?", (source_id, version)
+                )
+                conn.execute(
+                    "UPDATE source_versions SET retained = 0 WHERE source_id = ? AND version = ?",
+                    (source_id, version),
+                )
+        return len(dropped)
+
+
+def _matching(
+    conn: sqlite3.Connection, tenant: str, content_sha256: str, origin: str
+) -> list[tuple[Any, ...]]:
+    if content_sha256:
+        return conn.execute(
+            f"SELECT {SOURCE_COLUMNS} FROM sources s JOIN source_versions v"
+            " ON v.source_id = s.source_id AND v.version = s.current_version"
+            " WHERE s.tenant = ? AND s.deleted = 0 AND v.content_sha256 = ?"
+            " ORDER BY s.source_id",
+            (tenant, content_sha256),
+        ).fetchall()
+    if origin:
+        return conn.execute(
+            f"SELECT {SOURCE_COLUMNS} FROM sources s"
+            " WHERE s.tenant = ? AND s.deleted = 0 AND s.origin = ? ORDER BY s.source_id",
+            (tenant, origin),
+        ).fetchall()
+    return []
+
+
+def _check_commit(
+    conn: sqlite3.Connection,
+    source: Source,
+    version: SourceVersion,
+    unique_in: AccessScope | None,
+) -> None:
+    """The preconditions of ``commit_version`` (see the port), inside its transaction."""
+    stored = conn.execute(
+        "SELECT tenant, current_version, deleted FROM sources WHERE source_id = ?",
+        (source.source_id,),
+    ).fetchone()
+    if stored is not None and (stored[2] or stored[0] != source.tenant):
+        raise VersionConflict(f"source {source.source_id} is not writable")
+    if version.version != (stored[1] if stored else 0) + 1:
+        raise VersionConflict(f"source {source.source_id} has a newer version")
+    if unique_in is not None and any(
+        other.source_id != source.source_id and unique_in.allows(other)
+        for other in map(
+            source_from_row, _matching(conn, source.tenant, version.content_sha256, "")
+        )
+    ):
+        raise VersionConflict("another source holds this content now")
+
+
+def _metadata(source: Source) -> tuple[object, ...]:
+    """A source's editable columns, in the order both writes name them."""
+    return (
+        source.title,
+        json.dumps(list(source.authors)),
+        source.year,
+        json.dumps(list(source.tags)),
+        json.dumps(sorted(source.acl_groups)),
+        source.canonical_url,
+        source.origin,
+    )
