@@ -65,7 +65,7 @@ async def ask_all(settings: Settings) -> list[dict[str, object]]:
     try:
         if not services.registry.list(settings.tenant):
             services.ingest.ingest(
-                BOOK,
+                services.documents.open(BOOK),
                 IngestOptions(tenant=settings.tenant),
                 actor=Actor(user_id="bench", tenant=settings.tenant, role=Role.ADMIN),
             )

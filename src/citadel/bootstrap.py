@@ -13,6 +13,7 @@ from citadel.adapters.beir import load_beir
 from citadel.adapters.clock import SystemClock
 from citadel.adapters.embedding.hashing import HashingEmbedder
 from citadel.adapters.embedding.minilm import MiniLmEmbedder
+from citadel.adapters.files import FileDocuments
 from citadel.adapters.generators.extractive import ExtractiveGenerator
 from citadel.adapters.generators.openai import GeneratorConfigError, OpenAICompatibleGenerator
 from citadel.adapters.grpc.tls import (
@@ -41,6 +42,7 @@ from citadel.app.ports import (
     AnswerGenerator,
     ChunkStore,
     DocumentParser,
+    DocumentReader,
     Embedder,
     Retrieval,
     SourceRegistry,
@@ -68,6 +70,8 @@ class Services:
 
     settings: Settings
     ingest: IngestService
+    documents: DocumentReader
+    """Opens files and received uploads as documents for ``ingest``."""
     reindex: ReindexService
     """Fills in the configured embedder's missing vectors, and says how many are missing."""
     search: SearchService
@@ -144,14 +148,13 @@ def build(
         settings=settings,
         ingest=IngestService(
             library,
-            default_parsers(settings),
             clock,
             embedder=chosen_embedder,
             vectors=vectors,
-            max_file_bytes=settings.max_file_bytes,
             retain_versions=settings.retain_versions,
             check_url=lambda url: _registered_url(policy, url),
         ),
+        documents=FileDocuments(default_parsers(settings), max_file_bytes=settings.max_file_bytes),
         reindex=ReindexService(library, chosen_embedder),
         library=LibraryService(library, library),
         users=UserService(SqliteUsers(library.database), clock),

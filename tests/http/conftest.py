@@ -67,7 +67,7 @@ def make_library(home: Path, rate: int = 10_000, **settings: object) -> Library:
     book.parent.mkdir(parents=True, exist_ok=True)
     book.write_text(BOOK, encoding="utf-8")
     report = services.ingest.ingest(
-        book, IngestOptions(tenant="default"), actor=operator("default")
+        services.documents.open(book), IngestOptions(tenant="default"), actor=operator("default")
     )
     tokens = {}
     for name, role, tenant in (

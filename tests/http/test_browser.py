@@ -50,7 +50,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Libr
     library = make_library(tmp_path_factory.mktemp("browser"))
     hostile = library.home / "hostile.txt"
     hostile.write_text(HOSTILE_TEXT, encoding="utf-8")
-    library.services.ingest.ingest(hostile, IngestOptions(title=HOSTILE_TITLE), actor=operator())
+    library.services.ingest.ingest(
+        library.services.documents.open(hostile),
+        IngestOptions(title=HOSTILE_TITLE),
+        actor=operator(),
+    )
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]

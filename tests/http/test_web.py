@@ -375,7 +375,7 @@ def test_a_degraded_answer_still_shows_the_passages_with_the_reason(tmp_path: Pa
         book.write_text(BOOK, encoding="utf-8")
         from citadel.app.ingest import IngestOptions
 
-        services.ingest.ingest(book, IngestOptions(), actor=operator())
+        services.ingest.ingest(services.documents.open(book), IngestOptions(), actor=operator())
         _, token = services.users.add("ada", Role.READER, "default")
         lib = Library(services, tmp_path, {"ada": token}, "")
         with browser(create_app(services, session_secret=SECRET)) as c:

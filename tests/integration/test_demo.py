@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from citadel.adapters.clock import FixedClock
+from citadel.adapters.files import FileDocuments
 from citadel.adapters.generators.extractive import ExtractiveGenerator
 from citadel.adapters.memory import InMemoryLibrary
 from citadel.adapters.parsers.markdown import MarkdownParser
@@ -41,8 +42,9 @@ def test_without_shared_books_or_apt_the_python_reference_is_used(
     assert "pydoc_data" in library.origin
     (book,) = library.books
     library_store = InMemoryLibrary()
-    ingest = IngestService(library_store, [MarkdownParser()], FixedClock())
-    report = ingest.ingest(book, IngestOptions(), actor=operator())
+    ingest = IngestService(library_store, FixedClock())
+    document = FileDocuments([MarkdownParser()], max_file_bytes=1 << 30).open(book)
+    report = ingest.ingest(document, IngestOptions(), actor=operator())
     from pydoc_data.topics import topics
 
     assert report.sections >= 0.9 * len(topics)

@@ -113,7 +113,9 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     note.write_text(NOTE, encoding="utf-8")
     settings = settings_for(root / "home")
     local = build(settings)
-    local.ingest.ingest(note, IngestOptions(tenant=TENANT, url=URL), actor=operator(TENANT))
+    local.ingest.ingest(
+        local.documents.open(note), IngestOptions(tenant=TENANT, url=URL), actor=operator(TENANT)
+    )
     # The services confirm every asserted actor against this store (see FORGED below).
     local.users.add("rita", Role.READER, TENANT)
     local.users.add("lib", Role.LIBRARIAN, TENANT)

@@ -211,7 +211,7 @@ def test_two_ingests_that_both_read_before_either_commits_end_with_one_version(
             reports = list(
                 pool.map(
                     lambda services: services.ingest.ingest(
-                        book, options, actor=operator(settings.tenant)
+                        services.documents.open(book), options, actor=operator(settings.tenant)
                     ),
                     both,
                 )

@@ -10,29 +10,30 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pypdf import PdfWriter
 
 from citadel.adapters.clock import FixedClock
+from citadel.adapters.files import FileDocuments
 from citadel.adapters.parsers.markdown import MarkdownParser
 from citadel.adapters.parsers.pdf import PdfParser
 from citadel.adapters.parsers.plaintext import PlainTextParser
 from citadel.adapters.sqlite.library import SqliteLibrary
-from citadel.app.errors import IngestError
+from citadel.app.errors import IngestError, VersionConflict
 from citadel.app.ingest import IngestOptions, IngestService
 from tests.builders import operator
 from tests.conftest import ROOT, shared_path
 
 
-def service(tmp_path: Path, **kwargs: object) -> tuple[IngestService, SqliteLibrary]:
+def service(
+    tmp_path: Path, *, max_pages: int = 5000, max_file_bytes: int = 512 * 1024 * 1024, **kwargs: int
+) -> tuple[IngestService, FileDocuments, SqliteLibrary]:
     library = SqliteLibrary(tmp_path / "lib.db")
-    parsers = (
-        PdfParser(max_pages=kwargs.pop("max_pages", 5000)),
-        MarkdownParser(),
-        PlainTextParser(),
-    )  # type: ignore[arg-type]
-    return IngestService(library, parsers, FixedClock(), **kwargs), library  # type: ignore[arg-type]
+    parsers = (PdfParser(max_pages=max_pages), MarkdownParser(), PlainTextParser())
+    files = FileDocuments(parsers, max_file_bytes=max_file_bytes)
+    return IngestService(library, FixedClock(), **kwargs), files, library
 
 
 def consistent(db: Path) -> None:
@@ -62,13 +63,13 @@ def consistent(db: Path) -> None:
 
 
 def test_identical_content_is_a_no_op_and_changed_content_a_new_version(tmp_path: Path) -> None:
-    ingest, library = service(tmp_path, retain_versions=2)
+    ingest, files, library = service(tmp_path, retain_versions=2)
     book = tmp_path / "notes.md"
     book.write_text(
         "# Notes\n\n## Retries\n\nA retry policy caps attempts so failures stay bounded.\n"
     )
-    first = ingest.ingest(book, IngestOptions(), actor=operator())
-    again = ingest.ingest(book, IngestOptions(), actor=operator())
+    first = ingest.ingest(files.open(book), IngestOptions(), actor=operator())
+    again = ingest.ingest(files.open(book), IngestOptions(), actor=operator())
     assert (first.status, again.status) == ("created", "unchanged")
     assert again.source_id == first.source_id and again.version == 1
 
@@ -76,16 +77,16 @@ def test_identical_content_is_a_no_op_and_changed_content_a_new_version(tmp_path
     moved.parent.mkdir()
     book.rename(moved)
     assert (
-        ingest.ingest(moved, IngestOptions(), actor=operator()).status == "unchanged"
+        ingest.ingest(files.open(moved), IngestOptions(), actor=operator()).status == "unchanged"
     )  # identity survives a move
 
     moved.write_text(moved.read_text() + "\nBackoff spreads retries out over time.\n")
-    second = ingest.ingest(moved, IngestOptions(), actor=operator())
+    second = ingest.ingest(files.open(moved), IngestOptions(), actor=operator())
     assert (second.status, second.source_id, second.version) == ("updated", first.source_id, 2)
     assert library.chunks(first.source_id, 1), "the older version stays addressable"
 
     moved.write_text(moved.read_text() + "\nJitter avoids synchronised retries.\n")
-    third = ingest.ingest(moved, IngestOptions(), actor=operator())
+    third = ingest.ingest(files.open(moved), IngestOptions(), actor=operator())
     assert third.version == 3
     retained = {v.version: v.retained for v in library.versions(first.source_id)}
     assert retained == {1: False, 2: True, 3: True}  # retention keeps the newest two
@@ -93,12 +94,12 @@ def test_identical_content_is_a_no_op_and_changed_content_a_new_version(tmp_path
 
 
 def test_explicit_source_id_makes_a_revision_of_that_source(tmp_path: Path) -> None:
-    ingest, _ = service(tmp_path)
+    ingest, files, _ = service(tmp_path)
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text("The first edition says one thing about matrices and vectors.")
     b.write_text("The second edition says another thing about matrices and vectors.")
-    one = ingest.ingest(a, IngestOptions(source_id="linear-algebra"), actor=operator())
-    two = ingest.ingest(b, IngestOptions(source_id="linear-algebra"), actor=operator())
+    one = ingest.ingest(files.open(a), IngestOptions(source_id="linear-algebra"), actor=operator())
+    two = ingest.ingest(files.open(b), IngestOptions(source_id="linear-algebra"), actor=operator())
     assert (one.source_id, one.version, two.source_id, two.version) == (
         "linear-algebra",
         1,
@@ -108,7 +109,7 @@ def test_explicit_source_id_makes_a_revision_of_that_source(tmp_path: Path) -> N
 
 
 def test_sidecar_manifest_supplies_trusted_metadata_and_flags_override_it(tmp_path: Path) -> None:
-    ingest, library = service(tmp_path)
+    ingest, files, library = service(tmp_path)
     book = tmp_path / "guide.md"
     book.write_text("# Guide\n\nSee https://evil.example/x for more; this is body text.\n")
     (tmp_path / "guide.md.citadel.json").write_text(
@@ -116,11 +117,60 @@ def test_sidecar_manifest_supplies_trusted_metadata_and_flags_override_it(tmp_pa
             {"url": "https://docs.example.org/guide.html", "title": "The Guide", "year": 2024}
         )
     )
-    report = ingest.ingest(book, IngestOptions(title="Flag Title"), actor=operator())
+    report = ingest.ingest(files.open(book), IngestOptions(title="Flag Title"), actor=operator())
     source = library.get(report.source_id)
     assert source is not None
     assert source.canonical_url == "https://docs.example.org/guide.html"  # never from the text
     assert (source.title, source.year) == ("Flag Title", 2024)
+
+
+def test_a_received_file_is_shown_by_its_name_and_has_no_sidecar(tmp_path: Path) -> None:
+    ingest, files, library = service(tmp_path)
+    spooled = tmp_path / "spool" / "guide.md"
+    spooled.parent.mkdir()
+    spooled.write_text("# Guide\n\nRestart the workers one at a time.\n")
+    (spooled.parent / "guide.md.citadel.json").write_text(json.dumps({"title": "Not Read"}))
+    report = ingest.ingest(
+        files.received(spooled, name="guide.md"), IngestOptions(), actor=operator()
+    )
+    source = library.get(report.source_id)
+    assert report.path == "guide.md" and source is not None and source.title == "Guide"
+    spooled.write_bytes(b"")
+    with pytest.raises(IngestError) as caught:
+        files.received(spooled, name="guide.md")
+    assert (caught.value.reason, caught.value.path) == ("empty", "guide.md")
+
+
+class ConflictOnce(SqliteLibrary):
+    """Loses the first commit race, as when another writer committed meanwhile."""
+
+    lost = False
+
+    def commit_version(self, *args: Any, **kwargs: Any) -> None:
+        if not self.lost:
+            self.lost = True
+            raise VersionConflict("another writer won")
+        super().commit_version(*args, **kwargs)
+
+
+def test_the_request_is_checked_once_per_file_even_when_its_commit_is_retried(
+    tmp_path: Path,
+) -> None:
+    checked: list[str] = []
+
+    def check_url(url: str) -> str:
+        checked.append(url)
+        return url
+
+    library = ConflictOnce(tmp_path / "lib.db")
+    ingest = IngestService(library, FixedClock(), check_url=check_url)
+    book = tmp_path / "guide.md"
+    book.write_text("# Guide\n\nRestart the workers one at a time.\n")
+    files = FileDocuments([MarkdownParser()], max_file_bytes=1 << 20)
+    options = IngestOptions(url="https://docs.example.org/guide.html")
+    report = ingest.ingest(files.open(book), options, actor=operator())
+    assert library.lost and report.status == "created"
+    assert checked == ["https://docs.example.org/guide.html"]
 
 
 @pytest.mark.parametrize(
@@ -136,13 +186,13 @@ def test_sidecar_manifest_supplies_trusted_metadata_and_flags_override_it(tmp_pa
 def test_a_tenant_or_group_no_user_could_have_is_refused_before_anything_is_written(
     tmp_path: Path, options: IngestOptions, sidecar: dict[str, object] | None, message: str
 ) -> None:
-    ingest, library = service(tmp_path)
+    ingest, files, library = service(tmp_path)
     book = tmp_path / "guide.md"
     book.write_text("# Guide\n\nRestart the workers one at a time.\n")
     if sidecar is not None:
         (tmp_path / "guide.md.citadel.json").write_text(json.dumps(sidecar))
     with pytest.raises(IngestError, match=message) as caught:
-        ingest.ingest(book, options, actor=operator())
+        ingest.ingest(files.open(book), options, actor=operator())
     assert caught.value.reason == "invalid_name"
     assert library.list() == []
 
@@ -161,11 +211,11 @@ def test_a_tenant_or_group_no_user_could_have_is_refused_before_anything_is_writ
 def test_bad_files_get_a_clear_error_and_nothing_is_written(
     tmp_path: Path, name: str, content: bytes, reason: str
 ) -> None:
-    ingest, library = service(tmp_path)
+    ingest, files, library = service(tmp_path)
     path = tmp_path / name
     path.write_bytes(content)
     with pytest.raises(IngestError) as caught:
-        ingest.ingest(path, IngestOptions(), actor=operator())
+        ingest.ingest(files.open(path), IngestOptions(), actor=operator())
     assert caught.value.reason == reason
     assert name in str(caught.value)
     assert library.list() == []
@@ -178,9 +228,9 @@ def test_encrypted_pdf_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "locked.pdf"
     with path.open("wb") as handle:
         writer.write(handle)
-    ingest, library = service(tmp_path)
+    ingest, files, library = service(tmp_path)
     with pytest.raises(IngestError) as caught:
-        ingest.ingest(path, IngestOptions(), actor=operator())
+        ingest.ingest(files.open(path), IngestOptions(), actor=operator())
     assert caught.value.reason == "encrypted"
     assert library.list() == []
 
@@ -188,9 +238,9 @@ def test_encrypted_pdf_is_refused(tmp_path: Path) -> None:
 def test_size_and_page_limits_are_enforced(tmp_path: Path) -> None:
     book = tmp_path / "big.txt"
     book.write_text("word " * 1000)
-    ingest, _ = service(tmp_path, max_file_bytes=1000)
+    ingest, files, _ = service(tmp_path, max_file_bytes=1000)
     with pytest.raises(IngestError) as caught:
-        ingest.ingest(book, IngestOptions(), actor=operator())
+        ingest.ingest(files.open(book), IngestOptions(), actor=operator())
     assert caught.value.reason == "too_large"
 
     writer = PdfWriter()
@@ -199,9 +249,9 @@ def test_size_and_page_limits_are_enforced(tmp_path: Path) -> None:
     pdf = tmp_path / "pages.pdf"
     with pdf.open("wb") as handle:
         writer.write(handle)
-    ingest, _ = service(tmp_path / "second", max_pages=2)
+    ingest, files, _ = service(tmp_path / "second", max_pages=2)
     with pytest.raises(IngestError) as caught:
-        ingest.ingest(pdf, IngestOptions(), actor=operator())
+        ingest.ingest(files.open(pdf), IngestOptions(), actor=operator())
     assert caught.value.reason == "too_many_pages"
 
 

@@ -55,7 +55,9 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
     )
     built = build(Settings.from_env(env))
     built.ingest.ingest(
-        book, IngestOptions(tenant=built.settings.tenant), actor=operator(built.settings.tenant)
+        built.documents.open(book),
+        IngestOptions(tenant=built.settings.tenant),
+        actor=operator(built.settings.tenant),
     )
     yield built
     built.close()

@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 
 from citadel.adapters.clock import FixedClock
+from citadel.adapters.files import FileDocuments
 from citadel.adapters.generators.openai import (
     PROMPT_SHA256,
     PROMPT_VERSION,
@@ -130,8 +131,10 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> InMemoryLibrary:
     lib = InMemoryLibrary()
     path = tmp_path_factory.mktemp("books") / "reliable-service-design.md"
     path.write_text(BOOK, encoding="utf-8")
-    IngestService(lib, [MarkdownParser()], FixedClock()).ingest(
-        path, IngestOptions(tenant=TENANT), actor=operator(TENANT)
+    IngestService(lib, FixedClock()).ingest(
+        FileDocuments([MarkdownParser()], max_file_bytes=1 << 20).open(path),
+        IngestOptions(tenant=TENANT),
+        actor=operator(TENANT),
     )
     return lib
 

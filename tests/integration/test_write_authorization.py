@@ -140,7 +140,7 @@ def web(tmp_path: Path) -> Iterator[tuple[TestClient, Library]]:
     secret = tmp_path / "secret.md"
     secret.write_text("# Secret\n\nThe launch codes rotate every Tuesday at noon.\n")
     services.ingest.ingest(
-        secret,
+        services.documents.open(secret),
         IngestOptions(source_id="secret", acl_groups=frozenset({"ops"})),
         actor=operator(),
     )
@@ -243,9 +243,13 @@ def test_readers_and_other_tenants_may_not_ingest(tmp_path: Path) -> None:
     reader = library.services.users.actor("ada")
     stranger = library.services.users.actor("eve")
     with pytest.raises(IngestError) as as_reader:
-        library.services.ingest.ingest(book, IngestOptions(), actor=reader)
+        library.services.ingest.ingest(
+            library.services.documents.open(book), IngestOptions(), actor=reader
+        )
     with pytest.raises(IngestError) as elsewhere:
-        library.services.ingest.ingest(book, IngestOptions(tenant="default"), actor=stranger)
+        library.services.ingest.ingest(
+            library.services.documents.open(book), IngestOptions(tenant="default"), actor=stranger
+        )
     assert (as_reader.value.reason, elsewhere.value.reason) == ("forbidden", "forbidden")
     assert [s.source_id for s in library.services.registry.list()] == [library.source_id]
     library.services.close()

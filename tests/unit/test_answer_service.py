@@ -18,6 +18,7 @@ from typing import TypeVar
 import pytest
 
 from citadel.adapters.clock import FixedClock
+from citadel.adapters.files import FileDocuments
 from citadel.adapters.generators.extractive import ExtractiveGenerator
 from citadel.adapters.generators.scripted import ScriptedGenerator, Step, cite_first
 from citadel.adapters.memory import InMemoryLibrary
@@ -523,7 +524,8 @@ def test_minimum_evidence_score_outside_0_1_is_a_bad_request(floor: float) -> No
 
 def ingested_library(tmp_path: Path) -> InMemoryLibrary:
     lib = InMemoryLibrary()
-    ingest = IngestService(lib, [MarkdownParser(), PlainTextParser()], FixedClock())
+    ingest = IngestService(lib, FixedClock())
+    files = FileDocuments([MarkdownParser(), PlainTextParser()], max_file_bytes=1 << 20)
     book = tmp_path / "retries.md"
     book.write_text(
         "# Reliable Service Design\n\n"
@@ -542,7 +544,7 @@ def ingested_library(tmp_path: Path) -> InMemoryLibrary:
         encoding="utf-8",
     )
     for path in (book, notes):
-        ingest.ingest(path, IngestOptions(tenant=TENANT), actor=operator(TENANT))
+        ingest.ingest(files.open(path), IngestOptions(tenant=TENANT), actor=operator(TENANT))
     return lib
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from citadel.adapters.clock import FixedClock
 from citadel.adapters.embedding.hashing import HashingEmbedder
+from citadel.adapters.files import FileDocuments
 from citadel.adapters.memory import InMemoryLibrary
 from citadel.adapters.parsers.markdown import MarkdownParser
 from citadel.adapters.sqlite.library import SqliteLibrary
@@ -22,6 +23,7 @@ from citadel.domain.users import Actor, Role
 from tests.builders import operator
 
 ACTOR = Actor(user_id="reader", tenant="default", role=Role.READER)
+FILES = FileDocuments([MarkdownParser()], max_file_bytes=1 << 20)
 
 BOOK = """# Data Handbook
 
@@ -57,12 +59,10 @@ class CountingEmbedder:
 def setup(request: pytest.FixtureRequest, tmp_path: Path):
     library = SqliteLibrary(tmp_path / "lib.db") if request.param == "sqlite" else InMemoryLibrary()
     embedder = CountingEmbedder()
-    ingest = IngestService(
-        library, [MarkdownParser()], FixedClock(), embedder=embedder, vectors=library
-    )
+    ingest = IngestService(library, FixedClock(), embedder=embedder, vectors=library)
     book = tmp_path / "handbook.md"
     book.write_text(BOOK)
-    ingest.ingest(book, IngestOptions(), actor=operator())
+    ingest.ingest(FILES.open(book), IngestOptions(), actor=operator())
     search = SearchService(library, library, Limits(), vectors=library, embedder=embedder)
     yield search, ingest, embedder, book
     if isinstance(library, SqliteLibrary):
@@ -97,7 +97,7 @@ def test_re_ingesting_unchanged_text_never_re_embeds(setup, tmp_path: Path) -> N
     _, ingest, embedder, book = setup
     before = embedder.texts
     book.write_text(BOOK + "\n## Appendix\n\nA new closing section about saving workspaces.\n")
-    report = ingest.ingest(book, IngestOptions(), actor=operator())
+    report = ingest.ingest(FILES.open(book), IngestOptions(), actor=operator())
     assert report.version == 2
     # Only the new section's chunk is embedded; the unchanged ones come from the cache.
     assert embedder.texts - before == 1

@@ -15,11 +15,12 @@ import pytest
 
 from citadel.adapters.clock import FixedClock
 from citadel.adapters.embedding.hashing import HashingEmbedder
+from citadel.adapters.files import FileDocuments
 from citadel.adapters.memory import InMemoryLibrary
 from citadel.adapters.parsers.markdown import MarkdownParser
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.app.errors import AppError, InvalidRequest, LibraryChanged
-from citadel.app.ingest import IngestOptions, IngestService
+from citadel.app.ingest import IngestOptions, IngestService, ParsedInput
 from citadel.app.ports import (
     ChunkStore,
     LexicalIndex,
@@ -110,12 +111,12 @@ def ingest(
 ) -> str:
     service = IngestService(
         library,
-        [MarkdownParser()],
         FixedClock(),
         embedder=embedder,
         vectors=library if embedder is not None else None,
     )
-    return service.ingest(book, IngestOptions(tenant=tenant), actor=operator(tenant)).source_id
+    document = FileDocuments([MarkdownParser()], max_file_bytes=1 << 20).open(book)
+    return service.ingest(document, IngestOptions(tenant=tenant), actor=operator(tenant)).source_id
 
 
 def dense_sections(library: Library, embedder: NamedEmbedder) -> list[str]:
@@ -242,17 +243,16 @@ def test_reingesting_an_unchanged_file_fills_in_the_missing_vectors(
 ) -> None:
     ingest(library, book, NamedEmbedder("model-old"))
     new = NamedEmbedder("model-new")
-    service = IngestService(
-        library, [MarkdownParser()], FixedClock(), embedder=new, vectors=library
-    )
+    service = IngestService(library, FixedClock(), embedder=new, vectors=library)
+    files = FileDocuments([MarkdownParser()], max_file_bytes=1 << 20)
 
-    report = service.ingest(book, IngestOptions(), actor=operator())
+    report = service.ingest(files.open(book), IngestOptions(), actor=operator())
 
     assert (report.status, report.version) == ("unchanged", 1)
     assert library.vector_coverage("model-new") == VectorCoverage(SECTIONS, 0)
     assert dense_sections(library, new)[0] == "Reading files"
     texts = new.texts
-    assert service.ingest(book, IngestOptions(), actor=operator()).status == "unchanged"
+    assert service.ingest(files.open(book), IngestOptions(), actor=operator()).status == "unchanged"
     assert new.texts == texts
 
 
@@ -261,13 +261,11 @@ def test_bulk_ingest_of_unchanged_documents_fills_in_the_missing_vectors(
 ) -> None:
     ingest(library, book, NamedEmbedder("model-old"))
     new = NamedEmbedder("model-new")
-    service = IngestService(
-        library, [MarkdownParser()], FixedClock(), embedder=new, vectors=library
-    )
+    service = IngestService(library, FixedClock(), embedder=new, vectors=library)
     document = MarkdownParser().parse(book)
 
     [report] = service.ingest_documents(
-        [(document, IngestOptions(), str(book.resolve()))], actor=operator()
+        [(ParsedInput(document, origin=str(book.resolve())), IngestOptions())], actor=operator()
     )
 
     assert report.status == "unchanged"

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from citadel.app.ingest import IngestOptions, IngestService
+from citadel.app.ingest import IngestOptions, IngestService, ParsedInput
 from citadel.app.search import SearchService
 from citadel.domain.document import Block, ParsedDocument
 from citadel.domain.evaluation import evaluate
@@ -73,13 +73,15 @@ class RetrievalEvaluation:
         options = IngestOptions(tenant=EVAL_TENANT)
         documents = [
             (
-                ParsedDocument(
-                    title=doc.title,
-                    blocks=(Block(text=doc.text or doc.title, section_path=()),),
-                    parser="beir/1",
+                ParsedInput(
+                    ParsedDocument(
+                        title=doc.title,
+                        blocks=(Block(text=doc.text or doc.title, section_path=()),),
+                        parser="beir/1",
+                    ),
+                    origin=f"beir:{doc.doc_id}",
                 ),
                 IngestOptions(tenant=options.tenant, source_id=doc.doc_id, title=doc.title or None),
-                f"beir:{doc.doc_id}",
             )
             for doc in dataset.documents
             if (doc.text or doc.title).strip()

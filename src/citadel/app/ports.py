@@ -372,3 +372,60 @@ class TrustMetrics(Protocol):
     def stage(self, name: str, seconds: float) -> None:
         """search, selection, generation, validation or resolution."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentMetadata:
+    """What a trusted manifest beside a document (its sidecar) says of it; ``None``
+    where it is silent. Besides the caller's options, the only place a canonical
+    URL may come from: never the document's text."""
+
+    source_id: str | None = None
+    url: str | None = None
+    title: str | None = None
+    authors: tuple[str, ...] | None = None
+    year: int | None = None
+    tags: tuple[str, ...] | None = None
+    acl_groups: frozenset[str] | None = None
+
+
+class IncomingDocument(Protocol):
+    """One document offered for ingestion, not parsed until the use case asks: the
+    request is checked first, so a refused one costs no parse."""
+
+    @property
+    def shown(self) -> str:
+        """The name errors and reports give it: the path as given, an upload's file name."""
+        ...
+
+    @property
+    def origin(self) -> str:
+        """Where it is kept (a resolved path, ``beir:ID``): same content at a new
+        origin is a moved file; a changed one at the same origin, its next version."""
+        ...
+
+    @property
+    def metadata(self) -> DocumentMetadata | None:
+        """Its sidecar manifest's fields; ``None`` when it has none (always, for an
+        upload or a parsed corpus)."""
+        ...
+
+    def parse(self, progress: ProgressCallback | None = None) -> ParsedDocument:
+        """The parsed document; ``IngestError`` naming ``shown`` when no parser takes
+        it (``unsupported``) or its parser refuses it (the parser's reason)."""
+        ...
+
+
+class DocumentReader(Protocol):
+    """Reads documents from files and folders-as-books, for the ingest use case."""
+
+    def open(self, path: Path) -> IncomingDocument:
+        """The document at ``path`` with its sidecar manifest, shown as ``path``;
+        ``IngestError`` when it is missing (``not_found``), ``empty``, ``too_large``,
+        or its sidecar is malformed (``bad_sidecar``, naming the sidecar)."""
+        ...
+
+    def received(self, path: Path, *, name: str) -> IncomingDocument:
+        """A file received whole (an upload, spooled at ``path``) shown as ``name``;
+        never a sidecar beside it. ``IngestError`` as for ``open``."""
+        ...

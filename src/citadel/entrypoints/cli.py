@@ -106,7 +106,7 @@ def ingest(
             try:
                 with _progress(path.name) as (parsed, embedded):
                     report = services.ingest.ingest(
-                        path,
+                        services.documents.open(path),
                         options,
                         actor=operator,
                         progress=parsed,

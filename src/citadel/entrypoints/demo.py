@@ -133,7 +133,9 @@ def run_demo(home: Path, console: Console) -> int:
         for book in library.books:
             try:
                 report = services.ingest.ingest(
-                    book, IngestOptions(tenant=settings.tenant), actor=actor
+                    services.documents.open(book),
+                    IngestOptions(tenant=settings.tenant),
+                    actor=actor,
                 )
             except AppError as exc:
                 console.print(f"[red]could not ingest[/red] {escape(str(exc))}")

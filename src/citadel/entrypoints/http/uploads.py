@@ -1,9 +1,11 @@
 """Uploads: a multipart body streamed to a temporary file, refused as soon as it is too large.
 
 Nothing is buffered in memory beyond a few small fields, and the size limit
-(``max_file_bytes``) is enforced while the bytes arrive, not after. The file
-then goes through the same ingest use case as the CLI's, with the same
-per-file errors; the tenant is always the caller's.
+(``max_file_bytes``) is enforced while the bytes arrive, not after. The
+document reader then hands the received file to the same ingest use case as
+the CLI's, as a document named by the uploaded file's name (never the spool
+path) and without a sidecar manifest; the per-file errors are the CLI's, and
+the tenant is always the caller's.
 
 Files are spooled under ``<CITADEL_HOME>/uploads/<pid>-<random>/`` and removed when
 the request ends; a server that died mid-upload leaves its folder behind, and
@@ -29,7 +31,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
-from citadel.app.errors import Forbidden, IngestError, InvalidRequest
+from citadel.app.errors import Forbidden, InvalidRequest
 from citadel.app.ingest import IngestOptions, IngestReport
 from citadel.bootstrap import Services
 from citadel.domain.users import Actor
@@ -218,13 +220,10 @@ def options_for(upload: Upload, actor: Actor) -> IngestOptions:
 
 
 def ingest_upload(services: Services, upload: Upload, actor: Actor) -> IngestReport:
-    """Ingest the received file; errors name the uploaded file, never the temporary path."""
+    """Ingest the received file; reports and errors name the uploaded file."""
     options = options_for(upload, actor)
-    try:
-        report = services.ingest.ingest(upload.path, options, actor=actor)
-    except IngestError as exc:
-        raise exc.shown_as(upload.filename) from None
-    return replace(report, path=upload.filename)
+    document = services.documents.received(upload.path, name=upload.filename)
+    return services.ingest.ingest(document, options, actor=actor)
 
 
 def spool_root(services: Services) -> Path:
