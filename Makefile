@@ -27,6 +27,8 @@ check: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
+	# Layers, the domain's stdlib allow-list, no import circle, one wing per entrypoint
+	# (pyproject.toml; two contract types are in scripts/import_contracts.py).
 	$(BIN)/lint-imports
 
 # The browser tests drive Debian's chromium (playwright's own download fails offline).

@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from citadel.entrypoints import cli
+from citadel.entrypoints.cli import commands as cli
 
 NOTE = "# Runbook\n\n" + "".join(
     f"## Step {i}\n\nRestart worker {i} after the deploy, then check its queue depth.\n\n"

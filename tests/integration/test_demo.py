@@ -19,7 +19,7 @@ from citadel.app.search import SearchService
 from citadel.domain.limits import Limits
 from citadel.domain.search import SearchRequest
 from citadel.domain.users import Actor
-from citadel.entrypoints import demo
+from citadel.entrypoints.cli import demo
 from tests.builders import operator
 from tests.conftest import ROOT
 

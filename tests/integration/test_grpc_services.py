@@ -36,13 +36,9 @@ from citadel.bootstrap import (
 from citadel.config import Settings
 from citadel.domain.search import SearchRequest, SearchResult
 from citadel.domain.users import Actor, Role, UserStatus
-from citadel.entrypoints.grpc_server import (
-    AnswerServicer,
-    RetrievalServicer,
-    RunningServer,
-    start_server,
-)
-from citadel.entrypoints.render import answer_json, search_json
+from citadel.entrypoints.grpc.server import RunningServer, start_server
+from citadel.entrypoints.grpc.services import AnswerServicer, RetrievalServicer
+from citadel.entrypoints.present.shapes import answer_json, search_json
 from citadel.wire.gen import answer_pb2, retrieval_pb2
 from citadel.wire.identity import ANSWER, RETRIEVAL, actor_metadata
 from tests.builders import operator

@@ -1,1 +1,2 @@
-"""Entrypoints: CLI (and later HTTP and gRPC) — parse, call one use case, serialize."""
+"""Entrypoints, one wing each: ``cli``, ``http`` and ``grpc``; parse, call one use case,
+serialize. What more than one wing shows is in ``present`` (no CLI, HTTP or gRPC library)."""

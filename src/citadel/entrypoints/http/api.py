@@ -17,13 +17,18 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from citadel.entrypoints import render
 from citadel.entrypoints.http.auth import ApiActor, Librarian, edge
 from citadel.entrypoints.http.bodies import body_doc, json_body
 from citadel.entrypoints.http.presenters import source_view
 from citadel.entrypoints.http.schemas import AnswerBody, SearchBody
 from citadel.entrypoints.http.uploads import MULTIPART_SCHEMA, receive_upload
-from citadel.entrypoints.reindex import coverage_json
+from citadel.entrypoints.present.shapes import (
+    answer_json,
+    coverage_json,
+    ingest_json,
+    link_json,
+    search_json,
+)
 
 T = TypeVar("T")
 
@@ -52,7 +57,7 @@ AnswerJson = Annotated[AnswerBody, Depends(json_body(AnswerBody))]
 def search(request: Request, actor: ApiActor, body: SearchJson) -> dict[str, Any]:
     """Search the library the caller may read; results never depend on a generator."""
     result = edge(request).services.search.search(body.domain(), actor)
-    return render.search_json(result)
+    return search_json(result)
 
 
 @router.post(
@@ -69,7 +74,7 @@ async def answer(request: Request, actor: ApiActor, body: AnswerJson) -> dict[st
         request_id=request.state.request_id,
         deadline_s=services.settings.http.deadline_s,
     )
-    return render.answer_json(result)
+    return answer_json(result)
 
 
 @router.get("/answers/{answer_id}/citations/{ref}", responses={**_ERRORS, 404: {}})
@@ -78,7 +83,7 @@ def citation(answer_id: str, ref: str, request: Request, actor: ApiActor) -> dic
     services = edge(request).services
     target = services.audit.target(answer_id, ref, actor)
     link = services.resolver.resolve([target], actor)[0]
-    return {"answer_id": answer_id, "ref": ref, "link": render.link_json(link)}
+    return {"answer_id": answer_id, "ref": ref, "link": link_json(link)}
 
 
 @router.get("/sources", responses=_ERRORS)
@@ -96,7 +101,7 @@ def sources(request: Request, actor: ApiActor) -> list[dict[str, Any]]:
 async def upload(request: Request, actor: Librarian) -> JSONResponse:
     """Ingest one uploaded file (librarians and admins) into the caller's tenant."""
     report = await receive_upload(request, edge(request).services, actor)
-    return JSONResponse(render.ingest_json(report), status_code=201)
+    return JSONResponse(ingest_json(report), status_code=201)
 
 
 @ops.get("/healthz")

@@ -14,7 +14,7 @@ from starlette.staticfiles import StaticFiles
 from citadel.app.answer import Answering
 from citadel.bootstrap import Services
 from citadel.config import HttpSettings
-from citadel.entrypoints.http import api, errors, uploads, viewer, web
+from citadel.entrypoints.http import api, handlers, uploads, viewer, web
 from citadel.entrypoints.http.auth import Edge
 from citadel.entrypoints.http.bodies import documented
 from citadel.entrypoints.http.observability import request_context
@@ -52,7 +52,7 @@ def create_app(
         answering=answering or services.answer,
         proxies=TrustedProxies(http.trusted_proxies),
     )
-    errors.install(app)
+    handlers.install(app)
     app.include_router(api.router)
     app.include_router(viewer.router)
     app.include_router(api.ops)
@@ -68,7 +68,7 @@ def create_app(
             try:
                 return await call_next(inner)
             except Exception as exc:
-                return await errors.handle(inner, exc)
+                return await handlers.handle(inner, exc)
 
         return await request_context(request, guarded)
 

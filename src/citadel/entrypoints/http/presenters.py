@@ -15,18 +15,19 @@ from citadel.domain.document import Chunk
 from citadel.domain.search import Evidence
 from citadel.domain.source import Source
 from citadel.domain.users import Actor, Role
-from citadel.entrypoints import render
+from citadel.entrypoints.present.labels import chapter_label, footnote, pages_label
+from citadel.entrypoints.present.shapes import source_json
 
 SERVER_DETAILS = ("origin",)
 """Source fields that describe the server, not the source: the path it was read from."""
 
 
 def source_view(source: Source, actor: Actor) -> dict[str, Any]:
-    """A source as ``render.source_json`` has it, for ``actor``: what identifies the source
+    """A source as ``source_json`` has it, for ``actor``: what identifies the source
     to a reader (id, title, authors, version, ACL, canonical URL). Where the server read
     it from is for admins only, who run the server; readers and librarians work with
     source ids and titles (an upload's path is a spool file, gone once it is ingested)."""
-    out = render.source_json(source)
+    out = source_json(source)
     if actor.role is not Role.ADMIN:
         for name in SERVER_DETAILS:
             out.pop(name, None)
@@ -117,7 +118,7 @@ def safe_href(citation: Citation) -> tuple[str | None, bool]:
 def where(citation: Citation) -> str:
     if citation.link_state is LinkState.FORBIDDEN:
         return "A source you may not see"
-    return render.footnote(0, citation).removeprefix("[0] ")
+    return footnote(0, citation).removeprefix("[0] ")
 
 
 def answer_view(result: AnswerResult) -> AnswerView:
@@ -162,9 +163,7 @@ def passages(results: Sequence[Evidence]) -> tuple[Passage, ...]:
         Passage(
             rank=rank,
             where=", ".join(
-                p
-                for p in (e.title, render.chapter_label(e.chapter), render.pages_label(e.pages))
-                if p
+                p for p in (e.title, chapter_label(e.chapter), pages_label(e.pages)) if p
             ),
             score=f"{e.score:.2f}",
             text=e.passage,

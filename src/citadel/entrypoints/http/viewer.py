@@ -19,10 +19,10 @@ from citadel.app.errors import NotFound
 from citadel.bootstrap import Services
 from citadel.domain.users import Actor
 from citadel.domain.viewer import ViewerLinkRefused, ViewerRefusal
-from citadel.entrypoints import render
 from citadel.entrypoints.http.auth import ReaderActor, edge
 from citadel.entrypoints.http.pages import page
 from citadel.entrypoints.http.presenters import Span, viewer_spans
+from citadel.entrypoints.present.labels import chapter_label, pages_label
 
 router = APIRouter(prefix="/v1", tags=["v1"])
 
@@ -85,9 +85,9 @@ def _viewable(
     where = ", ".join(
         p
         for p in (
-            render.chapter_label(cited.chapter),
+            chapter_label(cited.chapter),
             f'§ "{cited.section}"' if cited.section and cited.section != cited.chapter else "",
-            render.pages_label(pages),
+            pages_label(pages),
         )
         if p
     )

@@ -21,9 +21,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from citadel.app.errors import AppError
 from citadel.bootstrap import Services, build
-from citadel.config import ConfigError, Settings
+from citadel.config import ConfigError, Settings, cli_default
 from citadel.domain.users import Actor, Role
-from citadel.entrypoints import render
+from citadel.entrypoints.cli.text import terminal_safe
 
 err = Console(stderr=True)
 
@@ -43,7 +43,7 @@ def progress_bar(console: Console) -> Progress:
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
 HomeOption = Annotated[
     Path | None,
-    typer.Option("--home", help="Data directory (default: $CITADEL_HOME or ./.citadel)."),
+    typer.Option("--home", help=f"Data directory (default: {cli_default('CITADEL_HOME')})."),
 ]
 AsOption = Annotated[
     str | None,
@@ -64,7 +64,7 @@ def open_services(
         settings = Settings.from_env(os.environ).with_overrides(home=home, generator=generator)
         services = build(settings, serving=serving)
     except (ConfigError, AppError) as exc:
-        err.print(f"[red]configuration error:[/red] {render.terminal_safe(str(exc))}")
+        err.print(f"[red]configuration error:[/red] {terminal_safe(str(exc))}")
         raise typer.Exit(2) from exc
     try:
         yield services
@@ -92,7 +92,7 @@ def actor_for(services: Services, as_user: str | None) -> Actor:
 
 
 def print_error(exc: Exception) -> None:
-    err.print(f"[red]error:[/red] {escape(render.terminal_safe(str(exc)))}")
+    err.print(f"[red]error:[/red] {escape(terminal_safe(str(exc)))}")
 
 
 def emit(value: Any) -> None:

@@ -9,13 +9,10 @@ coverage rather than failing.
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 
-from citadel.app.ports import VectorCoverage
 from citadel.app.reindex import ReindexReport, ReindexService
-from citadel.entrypoints.cli_support import progress_bar
+from citadel.entrypoints.cli.support import progress_bar
 
 
 def run_reindex(service: ReindexService, console: Console) -> ReindexReport:
@@ -30,30 +27,12 @@ def run_reindex(service: ReindexService, console: Console) -> ReindexReport:
         return service.reindex(tick)
 
 
-def reindex_json(report: ReindexReport) -> dict[str, Any]:
-    return {
-        "model": report.model,
-        "chunks": report.chunks,
-        "had_vectors": report.had_vectors,
-        "embedded": report.embedded,
-        "reused": report.reused,
-        "seconds": round(report.seconds, 3),
-    }
-
-
 def reindex_line(report: ReindexReport) -> str:
     return (
         f"{report.model}: {report.chunks:,} chunks; {report.embedded:,} embedded,"
         f" {report.reused:,} reused from stored vectors,"
         f" {report.had_vectors:,} already had one ({report.seconds:.1f} s)"
     )
-
-
-def coverage_json(model: str | None, coverage: VectorCoverage | None) -> dict[str, Any] | None:
-    """The configured model's coverage for ``/readyz``; None when search is lexical only."""
-    if model is None or coverage is None:
-        return None
-    return {"model": model, "chunks": coverage.chunks, "missing": coverage.missing}
 
 
 def missing_vectors_warning(service: ReindexService) -> str | None:

@@ -12,8 +12,7 @@ from rich.markup import escape
 
 from citadel.app.errors import AppError, InvalidRequest
 from citadel.domain.users import Role
-from citadel.entrypoints import render
-from citadel.entrypoints.cli_support import (
+from citadel.entrypoints.cli.support import (
     AsOption,
     HomeOption,
     JsonFlag,
@@ -23,6 +22,19 @@ from citadel.entrypoints.cli_support import (
     open_services,
     parse_groups,
     print_error,
+)
+from citadel.entrypoints.cli.text import (
+    audit_text,
+    source_details_text,
+    source_line,
+    terminal_safe,
+    user_line,
+)
+from citadel.entrypoints.present.shapes import (
+    chunk_json,
+    source_details_json,
+    source_json,
+    user_json,
 )
 
 sources_app = typer.Typer(no_args_is_help=True, help="Inspect and manage the source registry.")
@@ -36,12 +48,12 @@ def sources_list(
     found = library_call(home, lambda s, actor: s.library.list(actor), as_user)
     if json_out:
         for source in found:
-            emit(render.source_json(source))
+            emit(source_json(source))
         return
     if not found:
         print("The library is empty.")
     for source in found:
-        print(render.terminal_safe(render.source_line(source)))
+        print(terminal_safe(source_line(source)))
 
 
 @sources_app.command("show")
@@ -54,9 +66,9 @@ def sources_show(
     """A source's metadata and versions."""
     details = library_call(home, lambda s, actor: s.library.show(source_id, actor), as_user)
     if json_out:
-        emit(render.source_details_json(details))
+        emit(source_details_json(details))
     else:
-        print(render.terminal_safe(render.source_details_text(details)))
+        print(terminal_safe(source_details_text(details)))
 
 
 @sources_app.command("chunks")
@@ -73,11 +85,11 @@ def sources_chunks(
     )
     for chunk in chunks:
         if json_out:
-            emit(render.chunk_json(chunk))
+            emit(chunk_json(chunk))
         else:
             where = " > ".join(chunk.section_path) or "(no section)"
             pages = chunk.page_label_start or chunk.location or ""
-            print(render.terminal_safe(f"#{chunk.ordinal} {where} [{pages}] {chunk.text[:100]!r}"))
+            print(terminal_safe(f"#{chunk.ordinal} {where} [{pages}] {chunk.text[:100]!r}"))
 
 
 @sources_app.command("move")
@@ -93,9 +105,9 @@ def sources_move(
         home, lambda s, actor: s.library.move(source_id, str(new_path.resolve()), actor), as_user
     )
     if json_out:
-        emit(render.source_json(moved))
+        emit(source_json(moved))
     else:
-        err.print(f"moved {source_id} to {render.terminal_safe(moved.origin)}")
+        err.print(f"moved {source_id} to {terminal_safe(moved.origin)}")
 
 
 @sources_app.command("delete")
@@ -133,10 +145,10 @@ def sources_acl(
         home, lambda s, actor: s.library.set_acl(source_id, parse_groups(groups), actor), as_user
     )
     if json_out:
-        emit(render.source_json(changed))
+        emit(source_json(changed))
     else:
         readers = ",".join(sorted(changed.acl_groups)) or "everyone in the tenant"
-        err.print(escape(render.terminal_safe(f"{source_id} is readable by {readers}")))
+        err.print(escape(terminal_safe(f"{source_id} is readable by {readers}")))
 
 
 users_app = typer.Typer(no_args_is_help=True, help="Register and disable users (API tokens).")
@@ -192,7 +204,7 @@ def users_disable(
     """Disable a user: its token and --as stop working at once."""
     user = users_call(home, lambda s: s.users.disable(name))
     if json_out:
-        emit(render.user_json(user))
+        emit(user_json(user))
     else:
         err.print(escape(f"disabled {user.name}"))
 
@@ -206,7 +218,7 @@ def users_enable(
     """Enable a disabled user again; its token (unless replaced meanwhile) acts again."""
     user = users_call(home, lambda s: s.users.enable(name))
     if json_out:
-        emit(render.user_json(user))
+        emit(user_json(user))
     else:
         err.print(escape(f"enabled {user.name}"))
 
@@ -247,12 +259,12 @@ def users_list(
     found = users_call(home, lambda s: s.users.list(tenant))
     if json_out:
         for user in found:
-            emit(render.user_json(user))
+            emit(user_json(user))
         return
     if not found:
         print("No users.")
     for user in found:
-        print(render.user_line(user))
+        print(user_line(user))
 
 
 audit_app = typer.Typer(no_args_is_help=True, help="Read and check the answers' audit log.")
@@ -270,7 +282,7 @@ def audit_show(
     if json_out:
         emit(json.loads(record.to_json()))
     else:
-        print(render.terminal_safe(render.audit_text(record)))
+        print(terminal_safe(audit_text(record)))
 
 
 @audit_app.command("verify")

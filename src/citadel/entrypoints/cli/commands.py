@@ -7,7 +7,6 @@ Exit codes: 0 success, 1 some inputs failed, 2 bad usage or configuration.
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,13 +23,14 @@ from citadel.app.answer import AnswerRequest
 from citadel.app.errors import AppError, IngestError, LibraryChanged
 from citadel.app.ingest import IngestOptions
 from citadel.app.ports import ProgressCallback
-from citadel.bootstrap import Services, build_answer_client
-from citadel.config import ConfigError, Settings
-from citadel.domain.search import SearchMode, SearchRequest
+from citadel.bootstrap import Services
+from citadel.domain.search import SearchRequest
 from citadel.domain.users import Actor, Role
-from citadel.entrypoints import render
-from citadel.entrypoints.cli_admin import audit_app, sources_app, users_app
-from citadel.entrypoints.cli_support import (
+from citadel.entrypoints.cli.admin import audit_app, sources_app, users_app
+from citadel.entrypoints.cli.evaluation import eval_app
+from citadel.entrypoints.cli.reindex import missing_vectors_warning, reindex_line, run_reindex
+from citadel.entrypoints.cli.serve import certs_app, serve, serve_grpc
+from citadel.entrypoints.cli.support import (
     AsOption,
     HomeOption,
     JsonFlag,
@@ -43,12 +43,13 @@ from citadel.entrypoints.cli_support import (
     print_error,
     progress_bar,
 )
-from citadel.entrypoints.grpc_cli import certs_app, serve_grpc
-from citadel.entrypoints.reindex import (
-    missing_vectors_warning,
+from citadel.entrypoints.cli.text import answer_text, search_lines, terminal_safe
+from citadel.entrypoints.present.shapes import (
+    answer_json,
+    ingest_json,
+    link_json,
     reindex_json,
-    reindex_line,
-    run_reindex,
+    search_json,
 )
 
 app = typer.Typer(
@@ -118,15 +119,15 @@ def ingest(
                 failed += 1
                 reason = exc.reason if isinstance(exc, IngestError) else _code(exc)
                 shown = str(exc) if isinstance(exc, IngestError) else f"{path}: {exc}"
-                err.print(f"[red]failed[/red] {escape(render.terminal_safe(shown))}")
+                err.print(f"[red]failed[/red] {escape(terminal_safe(shown))}")
                 if json_out:
                     emit({"path": str(path), "status": "failed", "reason": reason, "error": shown})
                 continue
             if json_out:
-                emit(render.ingest_json(report))
+                emit(ingest_json(report))
             else:
                 err.print(
-                    f"[green]{report.status}[/green] {escape(render.terminal_safe(report.title))}"
+                    f"[green]{report.status}[/green] {escape(terminal_safe(report.title))}"
                     f" — source {report.source_id} v{report.version}:"
                     f" {report.pages} pages, {report.sections} sections, {report.chunks} chunks"
                 )
@@ -145,7 +146,7 @@ def _progress(label: str) -> Iterator[tuple[ProgressCallback, ProgressCallback]]
     they are embedded (the long part of a large book); the second appears when
     embedding starts, and both vanish when the file is done."""
     progress = progress_bar(err)
-    name = render.terminal_safe(label)[:40]
+    name = terminal_safe(label)[:40]
     parsing = progress.add_task(f"{name}: parsing", total=None)
     embedding: list[TaskID] = []
 
@@ -182,14 +183,14 @@ def reindex(json_out: JsonFlag = False, home: HomeOption = None) -> None:
     if json_out:
         emit(reindex_json(report))
     else:
-        print(render.terminal_safe(reindex_line(report)))
+        print(terminal_safe(reindex_line(report)))
 
 
 def _warn_missing_vectors(services: Services) -> None:
     """One line on stderr when dense search cannot see some chunks; stdout is untouched."""
     warning = missing_vectors_warning(services.reindex)
     if warning:
-        err.print(escape(render.terminal_safe(warning)), soft_wrap=True, highlight=False)
+        err.print(escape(terminal_safe(warning)), soft_wrap=True, highlight=False)
 
 
 @app.command()
@@ -210,11 +211,11 @@ def search(
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from exc
     if json_out:
-        emit(render.search_json(result))
+        emit(search_json(result))
     elif not result.results:
         print("No results.")
     else:
-        print(render.terminal_safe("\n".join(render.search_lines(result, limit))))
+        print(terminal_safe("\n".join(search_lines(result, limit))))
 
 
 @app.command()
@@ -249,9 +250,9 @@ def ask(
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from exc
     if json_out:
-        emit(render.answer_json(result))
+        emit(answer_json(result))
     else:
-        print(render.terminal_safe(render.answer_text(result)))
+        print(terminal_safe(answer_text(result)))
 
 
 app.command("serve-grpc")(serve_grpc)
@@ -277,111 +278,16 @@ def citation(
 
     link = library_call(home, resolve, as_user)
     if json_out:
-        emit({"answer_id": answer_id, "ref": ref, "link": render.link_json(link)})
+        emit({"answer_id": answer_id, "ref": ref, "link": link_json(link)})
     else:
-        print(render.terminal_safe(f"{ref}: {link.state.value} {link.href or ''}".rstrip()))
+        print(terminal_safe(f"{ref}: {link.state.value} {link.href or ''}".rstrip()))
 
 
 app.add_typer(audit_app, name="audit")
 
 
-eval_app = typer.Typer(no_args_is_help=True, help="Measure retrieval quality.")
 app.add_typer(eval_app, name="eval")
-
-
-@eval_app.command("retrieval")
-def eval_retrieval(
-    beir: Annotated[Path, typer.Option("--beir", help="A BEIR-format data set directory.")],
-    split: Annotated[str, typer.Option("--split", help="Which qrels/SPLIT.tsv to score.")],
-    modes: Annotated[
-        str, typer.Option(help="Comma-separated: lexical, dense, hybrid.")
-    ] = "lexical,dense,hybrid",
-    max_queries: Annotated[
-        int | None, typer.Option(min=1, help="Score only the first N judged queries.")
-    ] = None,
-    json_out: JsonFlag = False,
-    home: Annotated[
-        Path | None,
-        typer.Option("--home", help="Keep the evaluation library here (re-runs skip ingestion)."),
-    ] = None,
-) -> None:
-    """Ingest a BEIR corpus (each document a source) and report nDCG@10, Recall@10,
-    Recall@100 and MRR@10 for each retrieval mode, in one run."""
-    from citadel.entrypoints.evaluation import run_retrieval_evaluation
-
-    try:
-        chosen = tuple(SearchMode(m.strip()) for m in modes.split(",") if m.strip())
-    except ValueError:
-        err.print("[red]error:[/red] --modes takes lexical, dense and hybrid")
-        raise typer.Exit(2) from None
-    try:
-        settings = Settings.from_env(os.environ)
-    except ConfigError as exc:
-        err.print(f"[red]configuration error:[/red] {exc}")
-        raise typer.Exit(2) from exc
-    try:
-        report = run_retrieval_evaluation(
-            settings, beir, split, chosen, home=home, max_queries=max_queries, console=err
-        )
-    except AppError as exc:
-        err.print(f"[red]error:[/red] {render.terminal_safe(str(exc))}")
-        raise typer.Exit(2) from exc
-    if json_out:
-        emit(render.evaluation_json(report))
-    else:
-        print(render.evaluation_text(report))
-
-
-@app.command()
-def serve(
-    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8080,
-    home: HomeOption = None,
-    answer_grpc: Annotated[
-        str | None,
-        typer.Option(
-            "--answer-grpc",
-            metavar="HOST:PORT",
-            help="Split mode: answers come from this Answer service over mTLS (needs --certs).",
-        ),
-    ] = None,
-    certs: Annotated[
-        Path | None,
-        typer.Option(help="Certificates of `citadel certs dev` (ca.crt, edge-api.crt/.key)."),
-    ] = None,
-) -> None:
-    """Serve the HTTP API (/v1, OpenAPI at /openapi.json) and the web UI; JSON logs on stderr."""
-    import uvicorn
-
-    from citadel.entrypoints.http import create_app
-    from citadel.entrypoints.http.app import server_options
-    from citadel.entrypoints.http.observability import configure_logging
-
-    if answer_grpc and certs is None:
-        err.print("[red]error:[/red] --answer-grpc needs --certs DIR")
-        raise typer.Exit(2)
-    with open_services(home, serving=True) as services:
-        answering = None
-        if answer_grpc and certs is not None:
-            try:
-                answering = build_answer_client(services.settings, answer_grpc, certs)
-            except (AppError, ConfigError, OSError) as exc:
-                err.print(f"[red]configuration error:[/red] {render.terminal_safe(str(exc))}")
-                raise typer.Exit(2) from exc
-        configure_logging()
-        err.print(
-            f"citadel: serving http://{host}:{port}/ (sign in with a `citadel users add` token)"
-        )
-        uvicorn.run(
-            create_app(services, answering=answering),
-            host=host,
-            port=port,
-            log_config=None,
-            access_log=False,
-            server_header=False,
-            # Forwarded headers only from CITADEL_HTTP_TRUSTED_PROXIES (default: none).
-            **server_options(services.settings.http),
-        )
+app.command()(serve)
 
 
 @app.command()
@@ -391,7 +297,7 @@ def demo(
     ),
 ) -> None:
     """Ingest a real book and answer three questions with footnoted citations."""
-    from citadel.entrypoints.demo import run_demo
+    from citadel.entrypoints.cli.demo import run_demo
 
     raise typer.Exit(run_demo(home, err))
 

@@ -1,7 +1,9 @@
-"""``citadel serve-grpc`` and ``citadel certs dev``: the gRPC services and their certificates.
+"""``citadel serve``, ``citadel serve-grpc`` and ``citadel certs dev``: the HTTP edge,
+the gRPC services and their certificates.
 
-gRPC is loaded only inside ``serve-grpc``, after ``bootstrap.prepare_grpc()``
-has set the TLS policy its core reads once at start (no TLS 1.2 handshakes).
+The HTTP app and uvicorn are loaded only inside ``serve``. gRPC is loaded only
+inside ``serve-grpc``, after ``bootstrap.prepare_grpc()`` has set the TLS policy
+its core reads once at start (no TLS 1.2 handshakes).
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from citadel.app.errors import AppError
 from citadel.bootstrap import (
     build,
+    build_answer_client,
     build_retrieval_client,
     grpc_server_credentials,
     mint_dev_certs,
@@ -28,12 +30,64 @@ from citadel.bootstrap import (
 )
 from citadel.config import ConfigError, Settings
 from citadel.domain.users import Role
+from citadel.entrypoints.cli.support import HomeOption, err, open_services
+from citadel.entrypoints.cli.text import terminal_safe
 from citadel.wire.identity import ANSWER, RETRIEVAL
 
 if TYPE_CHECKING:
-    from citadel.entrypoints.grpc_server import RunningServer
+    from citadel.entrypoints.grpc.server import RunningServer
 
-err = Console(stderr=True)
+
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8080,
+    home: HomeOption = None,
+    answer_grpc: Annotated[
+        str | None,
+        typer.Option(
+            "--answer-grpc",
+            metavar="HOST:PORT",
+            help="Split mode: answers come from this Answer service over mTLS (needs --certs).",
+        ),
+    ] = None,
+    certs: Annotated[
+        Path | None,
+        typer.Option(help="Certificates of `citadel certs dev` (ca.crt, edge-api.crt/.key)."),
+    ] = None,
+) -> None:
+    """Serve the HTTP API (/v1, OpenAPI at /openapi.json) and the web UI; JSON logs on stderr."""
+    import uvicorn
+
+    from citadel.entrypoints.http import create_app
+    from citadel.entrypoints.http.app import server_options
+    from citadel.entrypoints.http.observability import configure_logging
+
+    if answer_grpc and certs is None:
+        err.print("[red]error:[/red] --answer-grpc needs --certs DIR")
+        raise typer.Exit(2)
+    with open_services(home, serving=True) as services:
+        answering = None
+        if answer_grpc and certs is not None:
+            try:
+                answering = build_answer_client(services.settings, answer_grpc, certs)
+            except (AppError, ConfigError, OSError) as exc:
+                err.print(f"[red]configuration error:[/red] {terminal_safe(str(exc))}")
+                raise typer.Exit(2) from exc
+        configure_logging()
+        err.print(
+            f"citadel: serving http://{host}:{port}/ (sign in with a `citadel users add` token)"
+        )
+        uvicorn.run(
+            create_app(services, answering=answering),
+            host=host,
+            port=port,
+            log_config=None,
+            access_log=False,
+            server_header=False,
+            # Forwarded headers only from CITADEL_HTTP_TRUSTED_PROXIES (default: none).
+            **server_options(services.settings.http),
+        )
+
 
 certs_app = typer.Typer(no_args_is_help=True, help="Certificates for the gRPC services.")
 
@@ -126,12 +180,8 @@ def serve_grpc(
     except (ConfigError, AppError) as exc:
         err.print(f"[red]configuration error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from exc
-    from citadel.entrypoints.grpc_server import (
-        AnswerServicer,
-        RetrievalServicer,
-        serve_until_stopped,
-        start_server,
-    )
+    from citadel.entrypoints.grpc.server import serve_until_stopped, start_server
+    from citadel.entrypoints.grpc.services import AnswerServicer, RetrievalServicer
 
     starting = []
     if retrieval is not None and retrieval_credentials is not None:

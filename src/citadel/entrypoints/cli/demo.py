@@ -26,7 +26,7 @@ from citadel.bootstrap import build
 from citadel.config import ConfigError, Settings
 from citadel.domain.search import SearchRequest
 from citadel.domain.users import Actor, Role
-from citadel.entrypoints import render
+from citadel.entrypoints.cli.text import answer_text, terminal_safe
 
 R_QUESTIONS = (
     "How do I read data from a file into a data frame?",
@@ -149,7 +149,7 @@ def run_demo(home: Path, console: Console) -> int:
                 services.answer.answer(AnswerRequest(SearchRequest(question, limit=20)), actor)
             )
             print(f"\nQ{number}. {question}\n")
-            print(render.terminal_safe(render.answer_text(result)))
+            print(terminal_safe(answer_text(result)))
     finally:
         services.close()
     return 0

@@ -1,0 +1,156 @@
+"""The human forms the terminal prints: answers with footnotes, result lists, the
+registry, users, evaluations and audit records; and ``terminal_safe`` for all of them.
+
+The ``--json`` shapes are in ``citadel.entrypoints.present.shapes``.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from citadel.app.evaluation import EvaluationReport
+from citadel.app.library import SourceDetails
+from citadel.domain.answer import AnswerResult, Citation, LinkState
+from citadel.domain.audit import AuditRecord
+from citadel.domain.search import SearchResult
+from citadel.domain.source import Source
+from citadel.domain.users import User
+from citadel.entrypoints.present.labels import chapter_label, footnote, pages_label
+
+
+def answer_text(result: AnswerResult) -> str:
+    """The human form: answer prose with numbered footnotes, or passages when degraded."""
+    lines: list[str] = []
+    if result.answer is not None:
+        numbers: dict[str, int] = {}
+        notes: list[str] = []
+        for segment in result.answer.segments:
+            marks = []
+            for citation in segment.citations:
+                # Forbidden citations carry no ids: each gets its own bare note.
+                key = citation.evidence_id or f"forbidden-{citation.ref}"
+                if key not in numbers:
+                    numbers[key] = len(numbers) + 1
+                    notes.append(footnote(numbers[key], citation) + link_note(citation))
+                marks.append(f"[{numbers[key]}]")
+            lines.append(f"{segment.text} {''.join(marks)}")
+        lines.append("")
+        lines.extend(notes)
+    else:
+        assert result.degraded is not None
+        lines.append(
+            f"No generated answer ({result.degraded.reason.value}): {result.degraded.detail}"
+        )
+        lines.append("Search results:")
+        lines.extend(search_lines(result.search, limit=5))
+    return "\n".join(lines)
+
+
+_LINK_NOTES = {
+    LinkState.UNAVAILABLE: " (no link)",
+    LinkState.FORBIDDEN: "",
+    LinkState.DELETED: " (deleted since this answer)",
+}
+
+
+def link_note(citation: Citation) -> str:
+    """Where the footnote leads, for a terminal: a canonical URL, or why there is none.
+
+    Viewer links are routes of `citadel serve`, signed for minutes; the terminal
+    leaves them to `--json` and the web UI rather than print tokens nobody can open.
+    """
+    if citation.link_state is LinkState.FORBIDDEN:
+        return "you may not see this source"
+    if citation.link_state is LinkState.SUPERSEDED:
+        return " (source changed since this answer)"
+    if citation.link_state is LinkState.CANONICAL and citation.link_href:
+        return f"\n    {citation.link_href}"
+    return _LINK_NOTES.get(citation.link_state, "")
+
+
+def search_lines(result: SearchResult, limit: int = 10) -> list[str]:
+    lines: list[str] = []
+    for rank, e in enumerate(result.results[:limit], start=1):
+        where = ", ".join(p for p in (e.title, chapter_label(e.chapter), pages_label(e.pages)) if p)
+        snippet = " ".join(e.passage.split())
+        if len(snippet) > 240:
+            snippet = snippet[:240].rsplit(" ", 1)[0] + " …"
+        lines.append(f"{rank:>2}. ({e.score:.2f}) {where}\n    {snippet}")
+    return lines
+
+
+def terminal_safe(text: str) -> str:
+    """Drop control and format characters (ANSI escapes, bidi overrides) before printing."""
+    return "".join(ch for ch in text if ch == "\n" or unicodedata.category(ch) not in {"Cc", "Cf"})
+
+
+def user_line(user: User) -> str:
+    groups = ",".join(sorted(user.groups)) or "-"
+    return f"{user.name}  {user.tenant}  {user.role.value}  {user.status.value}  groups: {groups}"
+
+
+def source_line(source: Source) -> str:
+    by = f" — {source.author}" if source.authors else ""
+    return f"{source.source_id}  v{source.current_version}  {source.title}{by}"
+
+
+def source_details_text(details: SourceDetails) -> str:
+    s = details.source
+    lines = [
+        f"{s.title}",
+        f"  source id   {s.source_id} (tenant {s.tenant})",
+        f"  authors     {s.author or '-'}",
+        f"  year        {s.year or '-'}",
+        f"  tags        {', '.join(s.tags) or '-'}",
+        f"  acl         {', '.join(sorted(s.acl_groups)) or '(everyone in the tenant)'}",
+        f"  url         {s.canonical_url or '-'}",
+        f"  location    {s.origin}",
+        "  versions:",
+    ]
+    for v in details.versions:
+        mark = "*" if v.version == s.current_version else " "
+        kept = "" if v.retained else " (text dropped by retention)"
+        lines.append(
+            f"   {mark} v{v.version}  {v.created_at}  sha256 {v.content_sha256[:16]}…"
+            f"  {v.page_count} pages, {v.section_count} sections, {v.chunk_count} chunks"
+            f"  [{v.parser}, {v.chunker}]{kept}"
+        )
+    return "\n".join(lines)
+
+
+def evaluation_text(report: EvaluationReport) -> str:
+    lines = [
+        f"{report.documents} documents ({report.created} ingested in"
+        f" {report.ingest_seconds:.1f} s), {report.queries} queries",
+        f"{'mode':8} {'nDCG@10':>8} {'R@10':>7} {'R@100':>7} {'MRR@10':>7}"
+        f" {'p50 ms':>7} {'p95 ms':>7}",
+    ]
+    for m in report.modes:
+        lines.append(
+            f"{m.mode:8} {m.metrics['ndcg@10']:>8.4f} {m.metrics['recall@10']:>7.4f}"
+            f" {m.metrics['recall@100']:>7.4f} {m.metrics['mrr@10']:>7.4f}"
+            f" {m.latency_ms_p50:>7.1f} {m.latency_ms_p95:>7.1f}"
+        )
+    return "\n".join(lines)
+
+
+def audit_text(record: AuditRecord) -> str:
+    outcome = "accepted" if record.verdict == "accepted" else f"degraded ({record.reason})"
+    lines = [
+        f"answer {record.answer_id} (request {record.request_id}) at {record.time}",
+        f"  asked by {record.user_id} in tenant {record.tenant}",
+        f"  generator {record.generator} model {record.model or '-'}"
+        f" prompt {record.prompt_version or '-'} {record.prompt_sha256[:12] or ''}",
+        f"  output sha256 {record.raw_sha256 or '-'}",
+        f"  verdict: {outcome}" + (f": {record.detail}" if record.detail else ""),
+        f"  manifest {record.manifest_sha256 or '-'}:",
+    ]
+    for row in record.manifest:
+        lines.append(
+            f"    {row['ref']}: source {row['source_id']} v{row['version']}"
+            f" chunk {row['chunk_id']} sha256 {str(row['content_sha256'])[:12]}"
+        )
+    for c in record.citations:
+        shown = "shown" if c.authorized else "withheld"
+        lines.append(f"  segment {c.segment + 1} cites {c.ref}: {c.state} ({shown})")
+    return "\n".join(lines)

@@ -1,0 +1,44 @@
+"""How a citation is labelled for a reader: the chapter, the pages, the footnote.
+
+Shared by the terminal (``citadel ask``) and the web UI, so both say it alike.
+"""
+
+from __future__ import annotations
+
+import re
+
+from citadel.domain.answer import Citation
+
+# "7 Reading data", "Chapter 5. Data Definition", "B Invoking R" — but not "A sample session".
+_NUMBERED = re.compile(
+    r"^(?:[Cc]hapter\s+|[Aa]ppendix\s+)?(\d+(?:\.\d+)*|[A-Z](?:\.\d+)*(?=[.:]?\s+[A-Z0-9]))"
+    r"[.:]?\s+(.+)$"
+)
+
+
+def chapter_label(chapter: str) -> str:
+    """``7 Reading data from files`` → ``ch. 7 "Reading data from files"``."""
+    if not chapter:
+        return ""
+    match = _NUMBERED.match(chapter)
+    if match:
+        return f'ch. {match.group(1)} "{match.group(2)}"'
+    return f'"{chapter}"'
+
+
+def pages_label(pages: str) -> str:
+    if not pages:
+        return ""
+    return f"pp. {pages}" if "–" in pages else f"p. {pages}"
+
+
+def footnote(number: int, citation: Citation) -> str:
+    """``[1] An Introduction to R, ch. 7 "Reading data from files", § ..., p. 32``."""
+    parts = [citation.title]
+    if citation.chapter:
+        parts.append(chapter_label(citation.chapter))
+    if citation.section and citation.section != citation.chapter:
+        parts.append(f'§ "{citation.section}"')
+    if citation.pages:
+        parts.append(pages_label(citation.pages))
+    return f"[{number}] " + ", ".join(parts)

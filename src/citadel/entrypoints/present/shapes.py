@@ -1,0 +1,218 @@
+"""The JSON shapes every entrypoint prints: the CLI's ``--json`` contract, the HTTP
+API's bodies, and what the gRPC tests compare against. Plain dicts, no terminal
+text: the human forms live with the CLI (``citadel.entrypoints.cli.text``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from citadel.app.evaluation import EvaluationReport
+from citadel.app.ingest import IngestReport
+from citadel.app.library import SourceDetails
+from citadel.app.ports import VectorCoverage
+from citadel.app.reindex import ReindexReport
+from citadel.app.resolver import ResolvedLink
+from citadel.domain.answer import AnswerResult, Citation, GenerationRecord
+from citadel.domain.document import Chunk
+from citadel.domain.search import Evidence, SearchResult
+from citadel.domain.source import Source
+from citadel.domain.users import User
+
+
+def evidence_json(e: Evidence) -> dict[str, Any]:
+    return {
+        "evidence_id": e.evidence_id,
+        "source_id": e.source_id,
+        "version": e.version,
+        "chunk_id": e.chunk_id,
+        "title": e.title,
+        "author": e.author,
+        "chapter": e.chapter,
+        "section": e.section,
+        "section_path": list(e.section_path),
+        "page_start": e.page_start,
+        "page_end": e.page_end,
+        "page_label_start": e.page_label_start,
+        "page_label_end": e.page_label_end,
+        "score": round(e.score, 4),
+        "passage": e.passage,
+    }
+
+
+def search_json(result: SearchResult) -> dict[str, Any]:
+    return {"query": result.query, "results": [evidence_json(e) for e in result.results]}
+
+
+def citation_json(c: Citation) -> dict[str, Any]:
+    return {
+        "ref": c.ref,
+        "evidence_id": c.evidence_id,
+        "source_id": c.source_id,
+        "version": c.version,
+        "title": c.title,
+        "chapter": c.chapter,
+        "section": c.section,
+        "pages": c.pages,
+        "link": {"state": c.link_state.value, "href": c.link_href},
+    }
+
+
+def link_json(link: ResolvedLink) -> dict[str, Any]:
+    return {"state": link.state.value, "href": link.href}
+
+
+def answer_json(result: AnswerResult) -> dict[str, Any]:
+    answer = None
+    if result.answer is not None:
+        answer = {
+            "generator": result.answer.generator,
+            "segments": [
+                {"text": s.text, "citations": [citation_json(c) for c in s.citations]}
+                for s in result.answer.segments
+            ],
+        }
+    degraded = None
+    if result.degraded is not None:
+        degraded = {"reason": result.degraded.reason.value, "detail": result.degraded.detail}
+    return {
+        "answer_id": result.answer_id,
+        "request_id": result.request_id,
+        "query": result.search.query,
+        "search": {"results": [evidence_json(e) for e in result.search.results]},
+        "answer": answer,
+        "degraded": degraded,
+        "manifest_sha256": result.manifest.sha256 if result.manifest else None,
+        "generation": generation_json(result.generation),
+    }
+
+
+def generation_json(record: GenerationRecord | None) -> dict[str, Any] | None:
+    if record is None:
+        return None
+    return {
+        "generator": record.generator,
+        "model": record.model,
+        "prompt_version": record.prompt_version,
+        "prompt_sha256": record.prompt_sha256 or None,
+        "raw_sha256": record.raw_sha256 or None,
+        "attempts": record.attempts,
+        "cached": record.cached,
+        "shared": record.shared,
+    }
+
+
+def ingest_json(report: IngestReport) -> dict[str, Any]:
+    return {
+        "path": report.path,
+        "source_id": report.source_id,
+        "version": report.version,
+        "status": report.status,
+        "title": report.title,
+        "pages": report.pages,
+        "sections": report.sections,
+        "chunks": report.chunks,
+    }
+
+
+def source_json(source: Source) -> dict[str, Any]:
+    return {
+        "source_id": source.source_id,
+        "tenant": source.tenant,
+        "title": source.title,
+        "authors": list(source.authors),
+        "year": source.year,
+        "tags": list(source.tags),
+        "acl_groups": sorted(source.acl_groups),
+        "canonical_url": source.canonical_url,
+        "origin": source.origin,
+        "current_version": source.current_version,
+        "deleted": source.deleted,
+    }
+
+
+def user_json(user: User) -> dict[str, Any]:
+    """A user as ``users list --json`` prints it; a user carries no token material."""
+    return {
+        "name": user.name,
+        "tenant": user.tenant,
+        "role": user.role.value,
+        "groups": sorted(user.groups),
+        "status": user.status.value,
+        "created_at": user.created_at,
+    }
+
+
+def source_details_json(details: SourceDetails) -> dict[str, Any]:
+    out = source_json(details.source)
+    out["versions"] = [
+        {
+            "version": v.version,
+            "content_sha256": v.content_sha256,
+            "parser": v.parser,
+            "chunker": v.chunker,
+            "pages": v.page_count,
+            "sections": v.section_count,
+            "chunks": v.chunk_count,
+            "created_at": v.created_at,
+            "retained": v.retained,
+        }
+        for v in details.versions
+    ]
+    return out
+
+
+def chunk_json(chunk: Chunk) -> dict[str, Any]:
+    return {
+        "chunk_id": chunk.chunk_id,
+        "source_id": chunk.source_id,
+        "version": chunk.version,
+        "ordinal": chunk.ordinal,
+        "section_path": list(chunk.section_path),
+        "chapter": chunk.chapter,
+        "section": chunk.section,
+        "page_start": chunk.page_start,
+        "page_end": chunk.page_end,
+        "page_label_start": chunk.page_label_start,
+        "page_label_end": chunk.page_label_end,
+        "location": chunk.location,
+        "char_start": chunk.char_start,
+        "char_end": chunk.char_end,
+        "sha256": chunk.sha256,
+        "text": chunk.text,
+    }
+
+
+def evaluation_json(report: EvaluationReport) -> dict[str, Any]:
+    return {
+        "documents": report.documents,
+        "queries": report.queries,
+        "ingest_seconds": round(report.ingest_seconds, 2),
+        "ingested": report.created,
+        "modes": {
+            m.mode: {
+                **{k: round(v, 4) for k, v in m.metrics.items() if k != "queries"},
+                "latency_ms_p50": round(m.latency_ms_p50, 2),
+                "latency_ms_p95": round(m.latency_ms_p95, 2),
+            }
+            for m in report.modes
+        },
+    }
+
+
+def reindex_json(report: ReindexReport) -> dict[str, Any]:
+    return {
+        "model": report.model,
+        "chunks": report.chunks,
+        "had_vectors": report.had_vectors,
+        "embedded": report.embedded,
+        "reused": report.reused,
+        "seconds": round(report.seconds, 3),
+    }
+
+
+def coverage_json(model: str | None, coverage: VectorCoverage | None) -> dict[str, Any] | None:
+    """The configured model's coverage for ``/readyz``; None when search is lexical only."""
+    if model is None or coverage is None:
+        return None
+    return {"model": model, "chunks": coverage.chunks, "missing": coverage.missing}
