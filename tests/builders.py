@@ -107,9 +107,16 @@ def commit(
     content_sha256: str | None = None,
     created_at: str = "2026-01-01T00:00:00+00:00",
     unique_in: AccessScope | None = None,
+    revision: int | None = None,
 ) -> tuple[Source, SourceVersion, list[Chunk]]:
-    """Commit ``version`` of ``source`` with one chunk per passage; return what was stored."""
+    """Commit ``version`` of ``source`` with one chunk per passage; return what was stored.
+
+    The commit is made as a writer who read the source just now (its stored
+    ``revision``), unless ``revision`` says what an earlier read saw."""
     chunks = make_chunks(source.source_id, version, passages)
+    if revision is None:
+        previous = registry.get(source.source_id)
+        revision = previous.revision if previous is not None else 0
     stored = Source(
         source_id=source.source_id,
         tenant=source.tenant,
@@ -121,6 +128,7 @@ def commit(
         canonical_url=source.canonical_url,
         origin=source.origin,
         current_version=version,
+        revision=revision,
     )
     record = SourceVersion(
         source_id=source.source_id,
@@ -136,7 +144,9 @@ def commit(
         created_at=created_at,
     )
     registry.commit_version(stored, record, chunks, unique_in=unique_in)
-    return stored, record, chunks
+    now = registry.get(source.source_id)
+    assert now is not None
+    return now, record, chunks
 
 
 def operator(tenant: str = "default") -> Actor:

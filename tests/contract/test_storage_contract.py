@@ -212,6 +212,31 @@ class TestSourceRegistry:
             "src-c",
         ]
 
+    def test_writes_from_a_stale_read_are_conflicts_and_write_nothing(
+        self, library: Library
+    ) -> None:
+        """Compare-and-swap on the revision: an ACL change made while an ingest ran is
+        never overwritten by the ingest's commit, nor by a move read before it."""
+        read, _, _ = commit(library, source(), [Passage("Original text.")])
+        restricted = dataclasses.replace(read, acl_groups=frozenset({"board"}))
+        library.update(restricted)  # another writer, after ``read`` was taken
+        with pytest.raises(VersionConflict):
+            commit(library, source(), [Passage("New text.")], version=2, revision=read.revision)
+        with pytest.raises(VersionConflict):
+            library.update(dataclasses.replace(read, origin="/books/elsewhere.pdf"))
+        now = library.get("src-a")
+        assert now is not None
+        assert (now.acl_groups, now.origin, now.current_version) == (
+            frozenset({"board"}),
+            "/books/reliable.pdf",
+            1,
+        )
+        library.delete("src-a")
+        gone = library.get("src-a")
+        assert gone is not None
+        with pytest.raises(KeyError):
+            library.update(dataclasses.replace(gone, title="Back"))
+
     def test_a_deleted_source_takes_no_new_version(self, library: Library) -> None:
         commit(library, source(), [Passage("Original text.")])
         library.delete("src-a")

@@ -19,7 +19,7 @@ import threading
 import time
 import urllib.request
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -31,6 +31,7 @@ from citadel.app.ingest import IngestOptions
 from citadel.app.ports import Vectors
 from citadel.bootstrap import build
 from citadel.config import Settings
+from citadel.domain.source import Source
 from tests.builders import operator
 from tests.conftest import shared_path
 from tests.integration.test_grpc_cli import start_edge
@@ -224,3 +225,78 @@ def test_two_ingests_that_both_read_before_either_commits_end_with_one_version(
     finally:
         for services in both:
             services.close()
+
+
+class RestrictingEmbedder(HashingEmbedder):
+    """While an ingest embeds (between its read and its commit), an admin restricts
+    the source through another process's services: the race the review found."""
+
+    def __init__(self, restrict: Callable[[], None]) -> None:
+        super().__init__()
+        self._restrict: Callable[[], None] | None = restrict
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if self._restrict is not None:
+            restrict, self._restrict = self._restrict, None
+            restrict()
+        return super().embed(texts)
+
+
+def test_an_acl_change_made_while_an_ingest_runs_is_not_lost(tmp_path: Path) -> None:
+    book = tmp_path / "book.md"
+    book.write_text("# Runbook\n\nRestart the workers one at a time.\n")
+    settings = Settings(home=tmp_path / "home", embedder="hashing")
+    admin = build(settings)
+    tenant = settings.tenant
+    first = admin.ingest.ingest(
+        admin.documents.open(book),
+        IngestOptions(tenant=tenant, acl_groups=frozenset({"ops"})),
+        actor=operator(tenant),
+    )
+    book.write_text(book.read_text() + "\nDrain the queue first.\n")
+
+    def restrict() -> None:
+        admin.library.set_acl(first.source_id, ["board"], operator(tenant))
+
+    writer = build(settings, embedder=RestrictingEmbedder(restrict))
+    try:
+        report = writer.ingest.ingest(
+            writer.documents.open(book), IngestOptions(tenant=tenant), actor=operator(tenant)
+        )
+        assert (report.status, report.version) == ("updated", 2)
+        source = admin.registry.get(first.source_id)
+        assert source is not None
+        assert source.acl_groups == frozenset({"board"}), "the restriction was overwritten"
+    finally:
+        writer.close()
+        admin.close()
+
+
+def test_an_unchanged_reingest_racing_a_delete_is_decided_again(tmp_path: Path) -> None:
+    """The unchanged path writes a move; a delete in between made it a KeyError."""
+    book, moved = tmp_path / "a.md", tmp_path / "b.md"
+    book.write_text("# Runbook\n\nRestart the workers one at a time.\n")
+    settings = Settings(home=tmp_path / "home", embedder="hashing")
+    services = build(settings)
+    actor = operator(settings.tenant)
+    try:
+        first = services.ingest.ingest(
+            services.documents.open(book), IngestOptions(tenant=settings.tenant), actor=actor
+        )
+        moved.write_text(book.read_text())
+        registry = services.registry
+        real_update = registry.update
+
+        def delete_then_update(source: Source) -> None:
+            services.library.delete(first.source_id, actor)
+            registry.update = real_update  # type: ignore[method-assign]
+            real_update(source)
+
+        registry.update = delete_then_update  # type: ignore[method-assign]
+        report = services.ingest.ingest(
+            services.documents.open(moved), IngestOptions(tenant=settings.tenant), actor=actor
+        )
+        # Decided again: the source is gone, so the same text is a new source.
+        assert report.status == "created" and report.source_id != first.source_id
+    finally:
+        services.close()

@@ -65,8 +65,10 @@ class FileDocuments:
         return FileDocument(path, shown, str(path.resolve()), _sidecar(path), self._parsers)
 
     def received(self, path: Path, *, name: str) -> FileDocument:
+        # No origin: the spool path is gone once the request ends, so it can
+        # neither identify the source later nor count as where the file moved.
         self._check(path, name)
-        return FileDocument(path, name, str(path.resolve()), None, self._parsers)
+        return FileDocument(path, name, "", None, self._parsers)
 
     def _check(self, path: Path, shown: str) -> None:
         if not path.exists():

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from citadel.app.errors import Forbidden, InvalidRequest, NotFound
+from citadel.app.errors import (
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    ServiceUnavailable,
+    VersionConflict,
+)
 from citadel.app.ports import ChunkStore, SourceRegistry
 from citadel.domain.document import Chunk
 from citadel.domain.errors import InvalidValue
 from citadel.domain.source import AccessScope, Source, SourceVersion, valid_source_id
 from citadel.domain.users import Actor, Role, check_groups
+
+_CHANGE_ATTEMPTS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +56,7 @@ class LibraryService:
         """Record a new location; identity, versions and citations are unchanged."""
         if not origin.strip():
             raise InvalidRequest("the new location is empty")
-        moved = replace(writable(self._registry.get(source_id), source_id, actor), origin=origin)
-        self._registry.update(moved)
-        return moved
+        return self._change(source_id, actor, lambda source: replace(source, origin=origin))
 
     def set_acl(self, source_id: str, groups: Iterable[str], actor: Actor) -> Source:
         """Replace the groups that may read a source; no groups means the whole tenant."""
@@ -59,9 +65,21 @@ class LibraryService:
             acl = check_groups(groups)
         except InvalidValue as exc:
             raise InvalidRequest(str(exc)) from None
-        changed = replace(writable(self._registry.get(source_id), source_id, actor), acl_groups=acl)
-        self._registry.update(changed)
-        return changed
+        return self._change(source_id, actor, lambda source: replace(source, acl_groups=acl))
+
+    def _change(self, source_id: str, actor: Actor, change: Callable[[Source], Source]) -> Source:
+        """Read, check the write right, change, and write back by compare-and-swap: a
+        concurrent ingest, move or ACL change is never lost, it is read again."""
+        for _ in range(_CHANGE_ATTEMPTS):
+            changed = change(writable(self._registry.get(source_id), source_id, actor))
+            try:
+                self._registry.update(changed)
+            except VersionConflict:
+                continue
+            except KeyError:
+                raise NotFound(f"source {source_id} was deleted") from None
+            return changed
+        raise ServiceUnavailable(f"source {source_id} kept changing; try again")
 
     def delete(self, source_id: str, actor: Actor) -> None:
         """Delete the text and leave a tombstone, so old citations resolve to "deleted"."""

@@ -92,13 +92,19 @@ class SourceRegistry(Protocol):
         decided from an earlier read, and raises ``VersionConflict`` (writing
         nothing) when another writer got there first: ``version`` must follow the
         stored current version (1 for a source not stored yet), and a stored source
-        must be live and of the same tenant. With ``unique_in``, no other live source
-        that scope allows may already hold this content as its current version.
+        must be live, of the same tenant and at ``source.revision`` (unchanged since the
+        caller read it: no ACL, move or metadata change lost). With ``unique_in``, no
+        other live source that scope allows may already hold this content as its
+        current version.
         """
         ...
 
     def update(self, source: Source) -> None:
-        """Replace a live source's metadata (origin, title, ACL); versions are untouched."""
+        """Replace a live source's metadata (origin, title, ACL); versions are untouched.
+
+        A compare-and-swap on ``source.revision``: ``VersionConflict`` (nothing written)
+        when the stored source changed since it was read; ``KeyError`` when it is gone
+        or deleted."""
         ...
 
     def delete(self, source_id: str) -> None:

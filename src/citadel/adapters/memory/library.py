@@ -85,6 +85,8 @@ class InMemoryLibrary:
             stored = self._sources.get(source.source_id)
             if stored is not None and (stored.deleted or stored.tenant != source.tenant):
                 raise VersionConflict(f"source {source.source_id} is not writable")
+            if stored is not None and stored.revision != source.revision:
+                raise VersionConflict(f"source {source.source_id} changed since it was read")
             if version.version != (stored.current_version if stored else 0) + 1:
                 raise VersionConflict(f"source {source.source_id} has a newer version")
             if unique_in is not None and any(
@@ -117,6 +119,8 @@ class InMemoryLibrary:
             current = self._sources.get(source.source_id)
             if current is None or current.deleted:
                 raise KeyError(source.source_id)
+            if current.revision != source.revision:
+                raise VersionConflict(f"source {source.source_id} changed since it was read")
             self._sources[source.source_id] = replace(
                 source,
                 tenant=current.tenant,

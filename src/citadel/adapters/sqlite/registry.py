@@ -148,11 +148,17 @@ class SqliteRegistry:
             changed = conn.execute(
                 "UPDATE sources SET title = ?, authors = ?, year = ?, tags = ?, acl_groups = ?,"
                 " canonical_url = ?, origin = ?, revision = revision + 1"
-                " WHERE source_id = ? AND deleted = 0",
-                (*_metadata(source), source.source_id),
+                " WHERE source_id = ? AND deleted = 0 AND revision = ?",
+                (*_metadata(source), source.source_id, source.revision),
             ).rowcount
             if not changed:
-                raise KeyError(source.source_id)
+                live = conn.execute(
+                    "SELECT 1 FROM sources WHERE source_id = ? AND deleted = 0",
+                    (source.source_id,),
+                ).fetchone()
+                if live is None:
+                    raise KeyError(source.source_id)
+                raise VersionConflict(f"source {source.source_id} changed since it was read")
             # The title and the access tokens (ACL, authors, tags) follow the source.
             current = conn.execute(
                 f"SELECT c.rowid, {CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f"
@@ -238,11 +244,14 @@ def _check_commit(
 ) -> None:
     """The preconditions of ``commit_version`` (see the port), inside its transaction."""
     stored = conn.execute(
-        "SELECT tenant, current_version, deleted FROM sources WHERE source_id = ?",
+        "SELECT tenant, current_version, deleted, revision FROM sources WHERE source_id = ?",
         (source.source_id,),
     ).fetchone()
     if stored is not None and (stored[2] or stored[0] != source.tenant):
         raise VersionConflict(f"source {source.source_id} is not writable")
+    if stored is not None and stored[3] != source.revision:
+        # Its ACL, place or metadata changed after the ingest read it: decide again.
+        raise VersionConflict(f"source {source.source_id} changed since it was read")
     if version.version != (stored[1] if stored else 0) + 1:
         raise VersionConflict(f"source {source.source_id} has a newer version")
     if unique_in is not None and any(

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, replace
 from pathlib import PurePath
 
-from citadel.app.errors import Forbidden, IngestError, NotFound
+from citadel.app.errors import Forbidden, IngestError, NotFound, VersionConflict
 from citadel.app.ingest.options import IngestOptions
 from citadel.app.library import writable
 from citadel.app.ports import Clock, SourceRegistry
@@ -53,6 +53,10 @@ class PreparedVersion:
     origin: str
 
 
+_DECISIONS = 5
+"""Rounds of deciding when other writers keep changing the source in between."""
+
+
 class VersionPlanner:
     """Decides each document's version from what the registry holds now; writes only
     the metadata of an unchanged source (its new origin, an explicit ACL)."""
@@ -73,14 +77,35 @@ class VersionPlanner:
         shown: str,
     ) -> PreparedVersion | IngestReport:
         """Chunk ``document`` as the next version of its source, or report a no-op.
-        ``options`` were checked already; run again after a lost commit race."""
+        ``options`` were checked already; run again after a lost commit race.
+
+        An unchanged source whose metadata must change (a move, an explicit ACL) is
+        updated by compare-and-swap; when another writer changed or deleted it in
+        between, the decision is taken again from what is stored then."""
+        for _ in range(_DECISIONS):
+            try:
+                return self._plan_once(document, options, actor, origin, shown)
+            except (VersionConflict, KeyError):
+                continue
+        raise IngestError(
+            shown, "busy", "the source kept changing while this file was ingested; retry"
+        )
+
+    def _plan_once(
+        self,
+        document: ParsedDocument,
+        options: IngestOptions,
+        actor: Actor,
+        origin: str,
+        shown: str,
+    ) -> PreparedVersion | IngestReport:
         if not any(block.text.strip() for block in document.blocks):
             raise IngestError(shown, "no_text", "no body text could be extracted")
         content_sha = hashlib.sha256(canonical_text(document.blocks).text.encode()).hexdigest()
         existing = self._existing(options, actor, content_sha, origin, shown)
         if existing is not None and self._current_hash(existing) == content_sha:
             changed = existing
-            if existing.origin != origin:
+            if origin and existing.origin != origin:
                 # Same content at a new place: the file moved; remember where it is now.
                 changed = replace(changed, origin=origin)
             if options.acl_groups is not None and options.acl_groups != existing.acl_groups:
@@ -103,7 +128,7 @@ class VersionPlanner:
         source = Source(
             source_id=source_id,
             tenant=options.tenant,
-            title=options.title or document.title or PurePath(origin).stem,
+            title=options.title or document.title or PurePath(origin or shown).stem,
             authors=options.authors if options.authors is not None else document.authors,
             year=options.year if options.year is not None else document.year,
             tags=options.tags if options.tags is not None else document.tags,
@@ -111,9 +136,13 @@ class VersionPlanner:
             canonical_url=options.url,
             origin=origin,
             current_version=version_no,
+            # What the decision was read from: the commit refuses if it changed since.
+            revision=existing.revision if existing else 0,
         )
         if existing is not None and options.url is None:
             source = replace(source, canonical_url=existing.canonical_url)
+        if existing is not None and not origin:
+            source = replace(source, origin=existing.origin)  # an upload has no place
         version = SourceVersion(
             source_id=source_id,
             version=version_no,
