@@ -1,0 +1,64 @@
+"""Ports: what the use cases need from the outside world, as narrow Protocols.
+
+Adapters in ``citadel.adapters`` implement them; in-memory fakes ship beside
+the real adapters and pass the same contract suites (``tests/contract``).
+
+The ports by family: ``documents`` (parsers and readers), ``library`` (registry,
+chunks, indexes, retrieval), ``inference`` (embedder, generator), ``users``, and
+``records`` (audit log, trust metrics, clock). This package is their public
+surface: import ports from ``citadel.app.ports``.
+"""
+
+from __future__ import annotations
+
+from citadel.app.ports.documents import (
+    DocumentMetadata,
+    DocumentParser,
+    DocumentReader,
+    IncomingDocument,
+    ProgressCallback,
+)
+from citadel.app.ports.inference import AnswerGenerator, Embedder
+from citadel.app.ports.library import (
+    ChunkStore,
+    ChunkVectors,
+    DenseHit,
+    LexicalHit,
+    LexicalIndex,
+    Retrieval,
+    SourceRegistry,
+    StoredPassage,
+    UnembeddedChunk,
+    VectorCoverage,
+    VectorIndex,
+    Vectors,
+)
+from citadel.app.ports.records import AuditLog, Clock, TrustMetrics
+from citadel.app.ports.users import UserRecord, UserStore
+
+__all__ = [
+    "AnswerGenerator",
+    "AuditLog",
+    "ChunkStore",
+    "ChunkVectors",
+    "Clock",
+    "DenseHit",
+    "DocumentMetadata",
+    "DocumentParser",
+    "DocumentReader",
+    "Embedder",
+    "IncomingDocument",
+    "LexicalHit",
+    "LexicalIndex",
+    "ProgressCallback",
+    "Retrieval",
+    "SourceRegistry",
+    "StoredPassage",
+    "TrustMetrics",
+    "UnembeddedChunk",
+    "UserRecord",
+    "UserStore",
+    "VectorCoverage",
+    "VectorIndex",
+    "Vectors",
+]

@@ -1,0 +1,48 @@
+"""Models: the embedder and the answer generator."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+# Vectors are numpy arrays at this boundary: a list of Python floats per chunk
+# would cost more than the search itself at 100k chunks.
+from citadel.app.ports.library import Vectors
+from citadel.domain.answer import Candidate, GenerationRequest
+
+
+class Embedder(Protocol):
+    """Text to unit-length vectors; the same text always gives the same vector."""
+
+    name: str
+    """Model identity, part of the vector cache key (vectors of two models never mix)."""
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """A float32 array of shape (len(texts), dimension), each row L2-normalised.
+
+        Batching and threading are the adapter's business.
+        """
+        ...
+
+
+class AnswerGenerator(Protocol):
+    """Writes a candidate answer from the closed evidence; never an authority.
+
+    ``model`` and ``prompt_version`` name what would write the next answer;
+    with ``name`` they are part of an answer's cache key, so a change of
+    either never serves an answer written under the old one.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def prompt_version(self) -> str: ...
+
+    async def generate(self, request: GenerationRequest) -> Candidate:
+        """Return a candidate (any JSON value) or raise; the caller validates and degrades."""
+        ...

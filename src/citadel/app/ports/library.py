@@ -1,0 +1,214 @@
+"""The library: sources and versions, chunks, lexical and dense indexes, retrieval."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+# Vectors are numpy arrays at this boundary: a list of Python floats per chunk
+# would cost more than the search itself at 100k chunks.
+from citadel.domain.document import Chunk
+from citadel.domain.search import SearchFilters, SearchRequest, SearchResult
+from citadel.domain.source import AccessScope, Source, SourceVersion
+from citadel.domain.users import Actor
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Retrieval(Protocol):
+    """Search as the answer use case needs it: ``SearchService`` here, or a remote service."""
+
+    def search(self, request: SearchRequest, actor: Actor) -> SearchResult:
+        """Rank the chunks ``actor`` may read; ``InvalidRequest`` for a bad request."""
+        ...
+
+
+class SourceRegistry(Protocol):
+    """The trusted record of sources and their versions."""
+
+    def get(self, source_id: str) -> Source | None:
+        """The source, deleted or not; None when it never existed."""
+        ...
+
+    def matching(
+        self, tenant: str, *, content_sha256: str = "", origin: str = ""
+    ) -> Sequence[Source]:
+        """Live sources of ``tenant`` whose current version has this hash (or, given no
+        hash, that were ingested from this origin), by id."""
+        ...
+
+    def versions(self, source_id: str) -> Sequence[SourceVersion]:
+        """All retained versions, oldest first."""
+        ...
+
+    def list(self, tenant: str | None = None) -> Sequence[Source]:
+        """Live sources, by title."""
+        ...
+
+    def revisions(self, source_ids: Collection[str]) -> Mapping[str, int]:
+        """The current ``revision`` of each known source (deleted ones too); unknown ids absent."""
+        ...
+
+    def commit_version(
+        self,
+        source: Source,
+        version: SourceVersion,
+        chunks: Sequence[Chunk],
+        vectors: ChunkVectors | None = None,
+        *,
+        unique_in: AccessScope | None = None,
+    ) -> None:
+        """Make ``version`` of ``source`` current with its chunks and vectors, all or nothing.
+
+        The commit checks, in the same transaction as its writes, what its caller
+        decided from an earlier read, and raises ``VersionConflict`` (writing
+        nothing) when another writer got there first: ``version`` must follow the
+        stored current version (1 for a source not stored yet), and a stored source
+        must be live, of the same tenant and at ``source.revision`` (unchanged since the
+        caller read it: no ACL, move or metadata change lost). With ``unique_in``, no
+        other live source that scope allows may already hold this content as its
+        current version.
+        """
+        ...
+
+    def update(self, source: Source) -> None:
+        """Replace a live source's metadata (origin, title, ACL); versions are untouched.
+
+        A compare-and-swap on ``source.revision``: ``VersionConflict`` (nothing written)
+        when the stored source changed since it was read; ``KeyError`` when it is gone
+        or deleted."""
+        ...
+
+    def delete(self, source_id: str) -> None:
+        """Leave a tombstone: the record stays (so citations can say "deleted"), the text goes."""
+        ...
+
+    def prune(self, source_id: str, keep: int) -> int:
+        """Drop the chunks of all but the newest ``keep`` versions; return how many went."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkVectors:
+    """One vector per chunk of a version, and the cache key of the text each embeds."""
+
+    model: str
+    keys: tuple[str, ...]
+    """sha256 of the embedded text (title, section path, chunk text), one per chunk."""
+    matrix: Vectors
+    """Shape (len(keys), dimension); row i embeds chunk i."""
+
+
+@dataclass(frozen=True, slots=True)
+class VectorCoverage:
+    """How much of the library one model's vectors cover: dense search sees only that."""
+
+    chunks: int
+    """Current-version chunks of live sources."""
+    missing: int
+    """How many of them have no vector under the model."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnembeddedChunk:
+    """A current chunk without a vector under some model, with what its vector would embed."""
+
+    chunk_id: str
+    title: str
+    """Its source's title as it is now (a title edit changes the embedded text)."""
+    section_path: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class DenseHit:
+    chunk_id: str
+    score: float
+    """Cosine similarity in [-1, 1]."""
+
+
+class VectorIndex(Protocol):
+    def cached_vectors(self, keys: Sequence[str], model: str) -> dict[str, Vectors]:
+        """Vectors already stored for these text hashes under ``model``: re-ingesting
+        unchanged text never re-embeds it."""
+        ...
+
+    def search_vectors(
+        self, vector: Vectors, model: str, scope: AccessScope, filters: SearchFilters, limit: int
+    ) -> Sequence[DenseHit]:
+        """Current-version chunks nearest ``vector`` (unit length), best first.
+
+        ``scope`` and ``filters`` are applied inside the search: a chunk the scope
+        may not read is never scored or returned.
+        """
+        ...
+
+    def score_vectors(
+        self, vector: Vectors, model: str, chunk_ids: Sequence[str]
+    ) -> dict[str, float]:
+        """Cosine similarity of ``vector`` with each of these (already admitted) chunks;
+        chunks without a vector are absent."""
+        ...
+
+    def vector_coverage(self, model: str) -> VectorCoverage:
+        """How many current chunks of live sources there are, and how many have no vector
+        under ``model``: dense search cannot find those, so callers can say so."""
+        ...
+
+    def unembedded_chunks(
+        self, model: str, source_id: str | None = None, limit: int | None = None
+    ) -> Sequence[UnembeddedChunk]:
+        """The current chunks of live sources (of ``source_id`` only, when given) that have
+        no vector under ``model``, by source id then reading order; the first ``limit``
+        of them when given (storing their vectors takes them off the list)."""
+        ...
+
+    def store_vectors(
+        self, model: str, chunk_ids: Sequence[str], keys: Sequence[str], matrix: Vectors
+    ) -> None:
+        """Store row i of ``matrix`` under (``keys[i]``, ``model``), keeping a vector already
+        stored there, and make ``keys[i]`` the embedding key of ``chunk_ids[i]``: one write,
+        seen by the next search. An unknown chunk id or mismatched lengths raise
+        ``ValueError`` and nothing is written."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPassage:
+    """A chunk joined with its source's stored metadata."""
+
+    chunk: Chunk
+    source: Source
+
+
+class ChunkStore(Protocol):
+    def chunks(self, source_id: str, version: int) -> Sequence[Chunk]:
+        """A version's chunks in reading order."""
+        ...
+
+    def passages(self, chunk_ids: Sequence[str]) -> dict[str, StoredPassage]:
+        """Chunks by id with their sources; unknown ids are absent from the result."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalHit:
+    chunk_id: str
+    score: float
+    """Raw relevance, larger is better (BM25, sign flipped)."""
+
+
+class LexicalIndex(Protocol):
+    def search(
+        self, terms: Sequence[str], scope: AccessScope, filters: SearchFilters, limit: int
+    ) -> Sequence[LexicalHit]:
+        """Current-version chunks matching any of ``terms``, best first.
+
+        ``scope`` is applied inside the search: chunks the scope may not read are
+        never scored or returned. ``terms`` are plain words, never query syntax.
+        """
+        ...
