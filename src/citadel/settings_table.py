@@ -16,7 +16,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from citadel.adapters.parsers import DEFAULT_MAX_PAGES
 from citadel.adapters.sqlite.hnsw import DEFAULT_MIN_VECTORS
+from citadel.adapters.sqlite.lexical import DEFAULT_MAX_TERM_SHARE, DEFAULT_WEIGHTS
+from citadel.app import answer_cache, circuit
+from citadel.app.ingest.service import DEFAULT_RETAIN_VERSIONS
+from citadel.app.search import DEFAULT_CANDIDATES
 from citadel.domain.fusion import FusionPolicy
 from citadel.domain.limits import Limits
 from citadel.domain.secrets import SecretStr
@@ -128,7 +133,7 @@ SETTINGS: tuple[Setting, ...] = (
         "CITADEL_CIRCUIT_FAILURES",
         "circuit_failures",
         Integer(),
-        5,
+        circuit.DEFAULT_THRESHOLD,
         "consecutive provider failures that open the generator's circuit: calls to it"
         " stop (`/readyz` reports the state)",
     ),
@@ -136,7 +141,7 @@ SETTINGS: tuple[Setting, ...] = (
         "CITADEL_CIRCUIT_COOLDOWN_S",
         "circuit_cooldown_s",
         Number(),
-        30.0,
+        circuit.DEFAULT_COOLDOWN_S,
         "how long an open circuit stops calls before trying the provider again",
     ),
     Setting(
@@ -168,14 +173,14 @@ SETTINGS: tuple[Setting, ...] = (
         "CITADEL_ANSWER_CACHE_SIZE",
         "answer_cache_size",
         Integer(minimum=0),
-        256,
+        answer_cache.DEFAULT_CAPACITY,
         "validated answers kept in memory (`0` = off)",
     ),
     Setting(
         "CITADEL_ANSWER_CACHE_TTL_S",
         "answer_cache_ttl_s",
         Number(),
-        3600.0,
+        answer_cache.DEFAULT_TTL_S,
         "how long a validated answer stays in the cache",
     ),
     Setting(
@@ -185,12 +190,18 @@ SETTINGS: tuple[Setting, ...] = (
         512 * _MIB,
         "larger files are refused",
     ),
-    Setting("CITADEL_MAX_PAGES", "max_pages", Integer(), 5000, "PDFs with more pages are refused"),
+    Setting(
+        "CITADEL_MAX_PAGES",
+        "max_pages",
+        Integer(),
+        DEFAULT_MAX_PAGES,
+        "PDFs with more pages, or HTML folder books with more files, are refused",
+    ),
     Setting(
         "CITADEL_RETAIN_VERSIONS",
         "retain_versions",
         Integer(),
-        5,
+        DEFAULT_RETAIN_VERSIONS,
         "versions per source that keep their text",
     ),
     Setting(
@@ -245,14 +256,14 @@ SETTINGS: tuple[Setting, ...] = (
         "CITADEL_BM25_WEIGHTS",
         "bm25_weights",
         Weights(),
-        (2.0, 2.0, 1.0),
+        DEFAULT_WEIGHTS,
         "BM25 weights of title, headings, body",
     ),
     Setting(
         "CITADEL_SEARCH_CANDIDATES",
         "search_candidates",
         Integer(),
-        100,
+        DEFAULT_CANDIDATES,
         "hits each method contributes before fusion",
     ),
     Setting(
@@ -325,7 +336,7 @@ SETTINGS: tuple[Setting, ...] = (
         "CITADEL_MAX_TERM_SHARE",
         "max_term_share",
         Number(),
-        1.0,
+        DEFAULT_MAX_TERM_SHARE,
         "drop query terms found in more than this share of chunks (faster, slightly worse;"
         " `docs/benchmarks.md`)",
         note="(off)",

@@ -30,6 +30,12 @@ from citadel.domain.validation import Accepted
 T = TypeVar("T")
 
 
+DEFAULT_CAPACITY = 256
+"""Validated answers kept (``CITADEL_ANSWER_CACHE_SIZE``)."""
+DEFAULT_TTL_S = 3600.0
+"""How long one is kept (``CITADEL_ANSWER_CACHE_TTL_S``)."""
+
+
 def normalise_question(question: str) -> str:
     """The form two questions are considered the same in: NFKC, case-folded, one space."""
     return " ".join(unicodedata.normalize("NFKC", question).casefold().split())
@@ -70,8 +76,8 @@ class AnswerCache:
 
     def __init__(
         self,
-        capacity: int = 256,
-        ttl_s: float = 3600.0,
+        capacity: int = DEFAULT_CAPACITY,
+        ttl_s: float = DEFAULT_TTL_S,
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:

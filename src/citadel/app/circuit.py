@@ -14,6 +14,11 @@ import threading
 import time
 from collections.abc import Callable
 
+DEFAULT_THRESHOLD = 5
+"""Consecutive failures that open the circuit (``CITADEL_CIRCUIT_FAILURES``)."""
+DEFAULT_COOLDOWN_S = 30.0
+"""How long an open circuit refuses calls (``CITADEL_CIRCUIT_COOLDOWN_S``)."""
+
 
 class CircuitState(enum.StrEnum):
     CLOSED = "closed"
@@ -24,8 +29,8 @@ class CircuitState(enum.StrEnum):
 class CircuitBreaker:
     def __init__(
         self,
-        threshold: int = 5,
-        cooldown_s: float = 30.0,
+        threshold: int = DEFAULT_THRESHOLD,
+        cooldown_s: float = DEFAULT_COOLDOWN_S,
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:

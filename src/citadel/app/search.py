@@ -34,6 +34,10 @@ _LEXICAL_ONLY = FusionPolicy(method="weighted", lexical_weight=1.0, dense_weight
 _DENSE_ONLY = FusionPolicy(method="weighted", lexical_weight=0.0, dense_weight=1.0)
 
 
+DEFAULT_CANDIDATES = 100
+"""Hits each method contributes before fusion (``CITADEL_SEARCH_CANDIDATES``)."""
+
+
 def _best_first(scores: dict[str, float]) -> list[tuple[str, float]]:
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
@@ -71,7 +75,7 @@ class SearchService:
         vectors: VectorIndex | None = None,
         embedder: Embedder | None = None,
         fusion: FusionPolicy | None = None,
-        candidates: int = 100,
+        candidates: int = DEFAULT_CANDIDATES,
     ) -> None:
         if (vectors is None) != (embedder is None):
             raise ValueError("dense search needs both a vector index and an embedder")

@@ -22,6 +22,8 @@ from citadel.domain.source import AccessScope
 # bm25() column weights: title, headings (section path), body. Chosen on SciFact
 # train (docs/retrieval.md).
 DEFAULT_WEIGHTS = (2.0, 2.0, 1.0)
+DEFAULT_MAX_TERM_SHARE = 1.0
+"""No query term is dropped for being common (``CITADEL_MAX_TERM_SHARE``)."""
 # FTS5's bm25() constants (fts5_aux.c): k1, and the floor of a term's idf.
 _BM25_K1 = 1.2
 _BM25_MIN_IDF = 1e-6
@@ -43,7 +45,7 @@ class LexicalSearch:
         db: Database,
         *,
         weights: tuple[float, float, float] = DEFAULT_WEIGHTS,
-        max_term_share: float = 1.0,
+        max_term_share: float = DEFAULT_MAX_TERM_SHARE,
     ) -> None:
         self._db = db
         self._weights = weights

@@ -18,7 +18,7 @@ from citadel.adapters.sqlite.database import Database
 from citadel.adapters.sqlite.dense import DenseSearch
 from citadel.adapters.sqlite.embeddings import SqliteEmbeddings
 from citadel.adapters.sqlite.hnsw import DEFAULT_MIN_VECTORS
-from citadel.adapters.sqlite.lexical import DEFAULT_WEIGHTS, LexicalSearch
+from citadel.adapters.sqlite.lexical import DEFAULT_MAX_TERM_SHARE, DEFAULT_WEIGHTS, LexicalSearch
 from citadel.adapters.sqlite.registry import SqliteRegistry
 from citadel.app.ports import (
     ChunkVectors,
@@ -42,7 +42,7 @@ class SqliteLibrary:
         path: Path,
         *,
         weights: tuple[float, float, float] = DEFAULT_WEIGHTS,
-        max_term_share: float = 1.0,
+        max_term_share: float = DEFAULT_MAX_TERM_SHARE,
         hnsw_min_vectors: int = DEFAULT_MIN_VECTORS,
         hnsw_background: bool = False,
     ):

@@ -30,6 +30,10 @@ _COMMIT_ATTEMPTS = 5
 """Decide-and-commit rounds when other writers keep winning the race for a source."""
 
 
+DEFAULT_RETAIN_VERSIONS = 5
+"""Versions per source that keep their text (``CITADEL_RETAIN_VERSIONS``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ParsedInput:
     """An incoming document parsed already (a BEIR corpus): shown as its origin, no manifest."""
@@ -71,7 +75,7 @@ class IngestService:
         embedder: Embedder | None = None,
         vectors: VectorIndex | None = None,
         chunking: ChunkingPolicy | None = None,
-        retain_versions: int = 5,
+        retain_versions: int = DEFAULT_RETAIN_VERSIONS,
         check_url: Callable[[str], str] | None = None,
     ) -> None:
         self._embedding = ChunkEmbedding(embedder, vectors)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 from pathlib import Path
 
+from citadel.adapters.parsers import DEFAULT_MAX_PAGES
 from citadel.adapters.parsers.html.document import (
     DocumentMeta,
     content_root,
@@ -26,7 +27,9 @@ _MIB = 1024 * 1024
 class HtmlParser:
     name = "html/1"
 
-    def __init__(self, *, max_pages: int = 10_000, max_page_bytes: int = 32 * _MIB) -> None:
+    def __init__(
+        self, *, max_pages: int = DEFAULT_MAX_PAGES, max_page_bytes: int = 32 * _MIB
+    ) -> None:
         self._max_pages = max_pages
         self._max_page_bytes = max_page_bytes
 

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from citadel.adapters.parsers import DEFAULT_MAX_PAGES
 from citadel.adapters.parsers.pdf.extraction import extract_texts
 from citadel.adapters.parsers.pdf.outline import outline_from_text, page_labels, read_outline
 from citadel.adapters.parsers.pdf.sections import section_blocks, strip_running_lines
@@ -19,7 +20,7 @@ _SPACE = re.compile(r"\s+")
 class PdfParser:
     name = "pdf/1"
 
-    def __init__(self, *, max_pages: int = 5000, processes: int | None = None) -> None:
+    def __init__(self, *, max_pages: int = DEFAULT_MAX_PAGES, processes: int | None = None) -> None:
         """``processes`` caps the text-extraction processes (default: one per usable core)."""
         self._max_pages = max_pages
         self._processes = processes
