@@ -1,5 +1,9 @@
 """One definition of markup: what the standard library's HTML tokenizer reads as markup.
 
+Plus the character references that decode and the Markdown links and images a
+renderer would follow or load; ordinary technical text (``sort < input > output``,
+``int *p = &count;``, ``a[i][j]``, ``d[key](args)``) is none of these.
+
 ``contains_html_markup`` is checked against an independent reference built on
 ``html.parser`` (a parser that only records what it reports, run to the end), with
 the conservative reading for constructs it leaves unparsed; the validator and the
@@ -12,6 +16,7 @@ forms) embedded in random text.
 from __future__ import annotations
 
 import asyncio
+import html.entities
 import re
 import string
 import time
@@ -25,7 +30,12 @@ from citadel.adapters.generators.extractive import ExtractiveGenerator
 from citadel.domain.answer import GenerationRequest
 from citadel.domain.limits import Limits
 from citadel.domain.manifest import ContextEvidence, Manifest, PromptEvidence, freeze_manifest
-from citadel.domain.markup import contains_html_markup, contains_markup
+from citadel.domain.markup import (
+    contains_character_reference,
+    contains_html_markup,
+    contains_markdown_link,
+    contains_markup,
+)
 from citadel.domain.text import contains_url, split_sentences
 from citadel.domain.validation import (
     Accepted,
@@ -91,13 +101,33 @@ def reference_markup(text: str) -> bool:
 
 
 # The rule citadel applied before (its tag and entity parts), to show nothing it
-# refused is accepted now.
+# refused is accepted now but what was dropped on purpose: a "tag" with space after its
+# "<" (no browser reads one), "&name;" when the name is not an HTML5 reference, an
+# inline link whose target is no URL or path, a reference link without a definition.
 OLD_TAG = re.compile(
     r"<\s*/?\s*[a-z][^\s/<>]*(?:\s*/?>|\s+[a-z-]+\s*=)"
     r"|<[!?][^<>]*>|&(?:#\d+|#x[0-9a-f]+|[a-z]{2,8});",
     re.I,
 )
 OLD_MARKDOWN = re.compile(r"!?\[[^\]\n]*\]\s*[(\[]|^\s*\[[^\]\n]+\]:\s*\S|<[a-z]+:[^>\s]*>", re.M)
+# ... the parts of it kept, written independently of the module.
+KEPT_TAG = re.compile(r"</?[a-z]|<[!?][^<>]*>|&(?:#\d+|#x[0-9a-f]+);", re.I)
+OLD_NAMED_REFERENCE = re.compile(r"&([a-z]{2,8};)", re.I)
+KEPT_MARKDOWN = re.compile(
+    r"!\[[^\]\n]*\]\s*\(|^\s*\[[^\]\n]+\]:\s*\S|<[a-z]+:[^>\s]*>"
+    r"|\[[^\]\n]*\]\s*\(\s*(?:[a-z][a-z0-9+.-]*:\S|[/\\#]|\.\.?/|www\.|[^\s()]*\.[^\s()]*/|[^\s()]*/[^\s()]*\.)",
+    re.M | re.I,
+)
+
+
+def kept_old_refusal(text: str) -> bool:
+    named = (m.group(1) for m in OLD_NAMED_REFERENCE.finditer(text))
+    return (
+        KEPT_TAG.search(text) is not None
+        or KEPT_MARKDOWN.search(text) is not None
+        or any(name in html.entities.html5 for name in named)
+    )
+
 
 # -- strategies ----------------------------------------------------------------------
 
@@ -194,12 +224,12 @@ plain_pieces = st.sampled_from(
         *("0 <= i", "<-1", "<=>", "<<-", "<\n", "<#", "<$", "<.", "<_x>", "<·>", "<>"),
     ]
 )
-# Pieces can meet ("<" + "x"); what then opens a tag, or is a tag the old rule refused
-# ("< x >"), is not plain text.
+# Pieces can meet ("<" + "x"); what then opens a tag is not plain text. ("< x >", the
+# "tag" with space after its "<" the old rule refused, is.)
 plain_texts = (
     st.lists(plain_pieces, min_size=1, max_size=16)
     .map("".join)
-    .filter(lambda t: TAG_OPEN.search(t) is None and OLD_TAG.search(t) is None)
+    .filter(lambda t: TAG_OPEN.search(t) is None)
 )
 
 
@@ -259,9 +289,18 @@ def test_whatever_the_stdlib_tokenizer_reports_starts_at_a_tag_opener(text: str)
 
 @settings(max_examples=400, deadline=None)
 @given(text=mixed_texts | st.text(max_size=40))
-def test_nothing_the_old_rule_refused_is_accepted_now(text: str) -> None:
-    if OLD_TAG.search(text) or OLD_MARKDOWN.search(text):
+def test_nothing_the_old_rule_refused_is_accepted_now_but_what_was_dropped(text: str) -> None:
+    if kept_old_refusal(text):
         assert contains_markup(text), text
+    if contains_markup(text) and not contains_html_markup(text):
+        # Nothing new is refused beyond the tokenizer's reading, bar links and images
+        # the old rule missed (a bracket inside the link text, a "\" for a "/").
+        assert (
+            OLD_TAG.search(text)
+            or OLD_MARKDOWN.search(text)
+            or "](" in text.replace(" ", "")
+            or "]:" in text
+        ), text
 
 
 @pytest.mark.parametrize(
@@ -319,11 +358,12 @@ def test_comparisons_and_assignments_are_not_markup(text: str) -> None:
     assert not contains_markup(text)
 
 
-def test_a_tag_spelled_with_space_after_the_bracket_stays_refused() -> None:
-    # No HTML tokenizer reads these as tags; citadel refused them before and still does.
-    for text in ("< script>", "An < img src=x onerror=y> tag.", "< /b>"):
+def test_a_tag_spelled_with_space_after_the_bracket_is_text() -> None:
+    # No HTML tokenizer (no browser, no Markdown renderer) reads these as tags, and the
+    # UI shows text escaped; citadel refused them before and no longer does.
+    for text in ("< script>", "An < img src=x onerror=y> tag.", "< /b>", "< a href=x >"):
         assert not contains_html_markup(text)
-        assert contains_markup(text)
+        assert not contains_markup(text)
 
 
 def test_a_start_tag_the_tokenizer_gives_back_as_text_is_markup() -> None:
@@ -352,6 +392,142 @@ def test_the_check_is_linear_in_the_length_of_the_text() -> None:
     small, large = unit * 32, unit * 256  # ~1 KiB and ~8 KiB, a "<" every 10 characters
     assert cost(large) < 16 * cost(small) + 0.01
     assert cost(large) < 0.1
+
+
+# -- character references and Markdown links ------------------------------------------
+
+# Code and prose from C, Python, R and shell books that no renderer reads as markup.
+TECHNICAL_TEXT = [
+    "sort < input > output",
+    "cmd < file.txt > out.txt",
+    "int *p = &count;",
+    "a[i][j] = 0",
+    "d[key](args)",
+    "f(x)[0]",
+    "m[i](x, y) and handlers[name](*args, **kwargs)",
+    "x = d[k](a.b)",
+    "def first[T](items: list[T]) -> T:",
+    "class Box[T](Base):",
+    "p = &a[0]; q = &value; r = &x_1;",
+    "See [the manual][1] first.",
+    "Subscripts [,1] [,2] and [1] (a note).",
+    "a[i] (b) and c[j]()",
+    "grep pattern < in.txt > out.txt 2> err.txt",
+    "while (*p && *p != '\\n') p++;",
+]
+
+
+@pytest.mark.parametrize("text", TECHNICAL_TEXT)
+def test_technical_text_is_not_markup(text: str) -> None:
+    assert not contains_html_markup(text)
+    assert not contains_character_reference(text)
+    assert not contains_markdown_link(text)
+    assert not contains_markup(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "&lt;b&gt;",
+        "&amp;",
+        "&AMP;",
+        "&quot;",
+        "&nbsp;",
+        "&frac12;",
+        "&NotEqualTilde;",
+        "&CounterClockwiseContourIntegral;",
+        "&#60;",
+        "&#0060;",
+        "&#x3c;",
+        "&#X3C;",
+        "a &#1114111; b",
+        "int *p = &count; q = &lt;",
+    ],
+)
+def test_character_references_that_decode_are_refused(text: str) -> None:
+    assert contains_character_reference(text)
+    assert contains_markup(text)
+
+
+@pytest.mark.parametrize("text", ["&count;", "&p;", "&x1;", "&Amp;", "&ltx;", "&#;", "&#x;", "&;"])
+def test_an_ampersand_name_that_is_no_html5_reference_is_text(text: str) -> None:
+    assert (text[1:] in html.entities.html5) is False
+    assert not contains_character_reference(text)
+    assert not contains_markup(text)
+
+
+def test_every_html5_named_reference_with_its_semicolon_is_refused() -> None:
+    for name in html.entities.html5:
+        if name.endswith(";"):
+            assert contains_character_reference(f"x &{name} y"), name
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.from_regex(r"[A-Za-z][A-Za-z0-9]{0,12}", fullmatch=True))
+def test_a_named_reference_is_refused_exactly_when_html5_has_it(name: str) -> None:
+    assert contains_character_reference(f"p = &{name};") == (f"{name};" in html.entities.html5)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Read [the manual](https://example.com/manual) first.",
+        "Read [the manual](HTTP:evil) first.",
+        "Read [the manual](/manual) first.",
+        "Read [the manual](//evil.example) first.",
+        "Read [the manual](./manual) first.",
+        "Read [the manual](../manual) first.",
+        "Read [the manual](#install) first.",
+        "Read [the manual](www.example.com) first.",
+        "Read [the manual](docs/manual.html) first.",
+        "Read [the manual](a.b/c) first.",
+        "Read [the manual]( /manual) first.",
+        "Read [the manual] (/manual) first.",
+        "Read [the manual](\n/manual) first.",
+        "Read [the manual](/manual 'title') first.",
+        "Read [the manual](</manual>) first.",
+        "Read [the manual](\\\\evil.example) first.",
+        "Read [the manual](\\/\\/evil.example) first.",
+        "Read [the manual](&#47;manual) first.",
+        "Read [a [nested] text](/manual) first.",
+        "Read [two\nlines](/manual) first.",
+        "Look ![chart](c.png) here.",
+        "Look ![chart](chart) here.",
+        "Look ![chart]( x ) here.",
+        "See [the manual][1] first.\n[1]: /manual",
+        "See [the manual] first.\n\n[the manual]: manual",
+        "Text.\n[1]: evil",
+        "Text.\n   [1]:\n   evil",
+        "Text.\n> [1]: /x",
+        "Text.\n- [1]: /x",
+        "Text.\n1. [1]: /x",
+        "Text.\n[a\\]b]: /x",
+        "Go <https://example.com> now.",
+        "Go <foo:bar> now.",
+    ],
+)
+def test_links_and_images_a_markdown_renderer_would_follow_are_refused(text: str) -> None:
+    assert contains_markup(text)
+
+
+def test_a_destination_too_long_to_read_counts_as_a_url() -> None:
+    assert not contains_markdown_link("d[k](" + "x" * 1000 + ")")
+    assert contains_markdown_link("d[k](" + "x" * 1100 + ")")
+
+
+def test_the_markdown_check_is_linear_in_the_length_of_the_text() -> None:
+    def cost(text: str) -> float:
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            contains_markdown_link(text)
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    for unit in ("d[k](x(", "](", "[\\x", "[a]:", "[a", "](<", "[a\n", "[\n", "-"):
+        small, large = unit * 200, unit * 1600
+        assert cost(large) < 16 * cost(small) + 0.01, unit
+        assert cost(large) < 0.2, unit
 
 
 # -- the validator -------------------------------------------------------------------

@@ -7,12 +7,13 @@ carries control or format characters, URLs or markup.
 
 from __future__ import annotations
 
+import html.entities
 import re
 import unicodedata
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from citadel.domain.limits import Limits
@@ -146,15 +147,26 @@ CASES: list[tuple[str, object, Manifest, Limits, RejectionReason]] = [
     ("www host", one("Visit www.example.com today."), MANIFEST, Limits(), R.URL_IN_TEXT),
     ("protocol-relative", one("Load //evil.example/x.js now."), MANIFEST, Limits(), R.URL_IN_TEXT),
     # -- markup
+    # A Markdown link whose target is a path or a URL (one that is just a word, as in
+    # d[key](args), is call syntax: see test_technical_text_is_accepted).
     (
         "markdown link",
-        one("Read [the manual](manual) first."),
+        one("Read [the manual](./manual) first."),
         MANIFEST,
         Limits(),
         R.MARKUP_IN_TEXT,
     ),
+    ("markdown link, root", one("Read [it](/admin) now."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    ("markdown link, file", one("Read [it](d/a.html) now."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    ("markdown link, anchor", one("Read [it](#top) now."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
     ("markdown image", one("Look ![chart](c.png) here."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
-    ("reference link", one("See [the manual][1] first."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    (
+        "reference link with its definition",
+        one("See [the manual][1] first.\n[1]: manual"),
+        MANIFEST,
+        Limits(),
+        R.MARKUP_IN_TEXT,
+    ),
     ("link definition", one("Text.\n[1]: evil"), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
     ("autolink", one("Go <foo:bar> now."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
     ("html bold", one("This is <b>bold</b>."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
@@ -166,10 +178,12 @@ CASES: list[tuple[str, object, Manifest, Limits, RejectionReason]] = [
         Limits(),
         R.MARKUP_IN_TEXT,
     ),
-    ("html img", one("An < img src=x onerror=y> tag."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    ("html img", one("An <img src=x onerror=y> tag."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
     ("html comment", one("Hidden <!-- note --> text."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
     ("html entity", one("Escaped &lt;b&gt; text."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
     ("numeric entity", one("Escaped &#60;b&#x3e; text."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    ("amp entity", one("Escaped &amp;lt; text."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
+    ("digit entity", one("Half is &frac12; here."), MANIFEST, Limits(), R.MARKUP_IN_TEXT),
     # -- markup as the HTML tokenizer reads it, whatever the tag's name
     (
         "a thread repr is a start tag",
@@ -322,6 +336,58 @@ def test_less_than_that_opens_no_tag_is_accepted(text: str) -> None:
     assert isinstance(verdict, Accepted), verdict
 
 
+# Sentences of C, Python and shell books that no browser reads as an element (the UI
+# shows text escaped) and no Markdown renderer turns into a link.
+TECHNICAL_TEXT = [
+    "Run sort < input > output to sort the file.",
+    "Run cmd < file.txt > out.txt in the shell.",
+    "Declare int *p = &count; to point at it.",
+    "Set a[i][j] = 0 for every cell.",
+    "Call d[key](args) to dispatch.",
+    "Index the result as f(x)[0] here.",
+    "Write def first[T](items: list[T]) -> T: in Python 3.12.",
+    # The "spaced tag" rule is gone: no browser reads "< img" as a tag.
+    "An < img src=x onerror=y> tag.",
+    "A < script> is text.",
+    "See [the manual][1] first.",
+]
+
+
+@pytest.mark.parametrize("text", TECHNICAL_TEXT)
+def test_technical_text_is_accepted(text: str) -> None:
+    verdict = validate_candidate(one(text), MANIFEST, Limits())
+    assert isinstance(verdict, Accepted), verdict
+    assert verdict.segments[0].text == text
+
+
+def not_an_entity(name: str) -> bool:
+    return f"{name};" not in html.entities.html5
+
+
+identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
+code_pieces = (
+    identifiers
+    | identifiers.filter(not_an_entity).map(lambda name: f"&{name};")
+    | st.sampled_from(["[", "]", "(", ")", "*", " ", ", ", " = ", " < ", " > ", "0", "1"])
+)
+code_like_texts = (
+    st.lists(code_pieces, min_size=1, max_size=20)
+    .map("".join)
+    .filter(lambda text: any(c.isalnum() for c in text))
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=code_like_texts)
+@example("int *p = &count; a[i][j] = d[key](args) < f(x)[0] > out")
+def test_code_like_text_is_accepted(text: str) -> None:
+    # Identifiers, brackets, parentheses, "*", "&name;" for a name that is no HTML5
+    # reference and "<" / ">" with space after: array, call, pointer and shell syntax.
+    verdict = validate_candidate(one(text), MANIFEST, Limits())
+    assert isinstance(verdict, Accepted), (text, verdict)
+    assert not contains_markup(text)
+
+
 def test_the_same_ref_may_be_cited_by_several_segments() -> None:
     payload = {"segments": [seg("One."), seg("Two.")]}
     assert isinstance(validate_candidate(payload, MANIFEST, Limits()), Accepted)
@@ -412,8 +478,10 @@ plausible = st.fixed_dictionaries(
 FORBIDDEN = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}
 # An independent, deliberately simple oracle for things that must never be accepted.
 OBVIOUS_LINK = re.compile(
-    r"(?i)://[a-z0-9]|\bwww\.[a-z0-9]|\bjavascript\s*:|<\s*/?[a-z!][^<>]*>|\[[^\]\n]*\]\("
+    r"(?i)://[a-z0-9]|\bwww\.[a-z0-9]|\bjavascript\s*:|</?[a-z!][^<>]*>|!\[[^\]\n]*\]\("
+    r"|\[[^\]\n]*\]\((?:[a-z][a-z0-9+.-]*:\S|[/\\#]|\.\.?/|www\.)"  # a link to a URL or path
     r"|<[a-z/!?]"  # the HTML tokenizer leaves text at "<" + a letter, "/", "!" or "?"
+    r"|&(?:lt|gt|amp|quot|#\d+|#x[0-9a-f]+);"  # a character reference that decodes
 )
 
 
