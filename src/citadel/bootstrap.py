@@ -139,7 +139,10 @@ def build(
     chosen = generator or _generator(settings)
     policy = _link_policy(settings)
     metrics = PrometheusMetrics()
-    audit = AuditService(SqliteAuditLog(library.database), clock, settings.limits)
+    # The audit chain's key is a file beside viewer.key, never in the database: split
+    # mode's services and the HTTP edge share CITADEL_HOME, so they share the key.
+    audit_log = SqliteAuditLog(library.database, key_file=settings.home / "audit.key")
+    audit = AuditService(audit_log, clock, settings.limits)
     viewer = ViewerSigner(_viewer_secret(settings))
     resolver = CitationResolver(
         library, lambda url: _safe_href(policy, url), viewer, metrics=metrics

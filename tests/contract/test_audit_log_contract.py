@@ -1,10 +1,13 @@
 """One contract for the AuditLog port, run against every adapter (the in-memory fake included).
 
 The log as ``citadel.app.ports.AuditLog`` describes it: records are chained
-after the last one, atomically, and never change once appended; an answer is
-recorded once, under the answer id its body names; the head is the record count
-and the last hash; and the application's own verification finds the chain
-intact. A new adapter joins by adding its name to the ``log`` fixture.
+after the last one, atomically, and never change once appended; each record's
+hash is its MAC under the audit key, which the first append creates and which
+``key()`` reports without ever creating; an answer is recorded once, under the
+answer id its body names; the head is the record count, the last hash, the
+first keyed record and the head's own MAC; and the application's own
+verification finds the chain intact. A new adapter joins by adding its name to
+the ``log`` fixture.
 """
 
 from __future__ import annotations
@@ -25,7 +28,14 @@ from citadel.app.answer import AnswerService
 from citadel.app.audit import AuditService
 from citadel.app.ports import AuditLog
 from citadel.app.search import SearchService
-from citadel.domain.audit import GENESIS, AuditEntry, chain_hash
+from citadel.domain.audit import (
+    GENESIS,
+    KEY_BYTES,
+    AuditEntry,
+    AuditHead,
+    head_mac,
+    record_mac,
+)
 from citadel.domain.limits import Limits
 from citadel.domain.manifest import canonical_json
 from tests.unit.test_answer_service import ACTOR, library, request
@@ -54,25 +64,45 @@ def appended(log: AuditLog, count: int) -> list[AuditEntry]:
     return [log.append(f"a{n}", body(f"a{n}", n=n)) for n in range(1, count + 1)]
 
 
-def test_an_empty_log_has_the_genesis_head_and_verifies(log: AuditLog) -> None:
-    assert log.head() == (0, GENESIS)
+def secret(log: AuditLog) -> bytes:
+    key = log.key().secret
+    assert key is not None
+    return key
+
+
+def test_an_empty_log_has_no_head_no_key_and_verifies(log: AuditLog) -> None:
+    assert log.head() is None
+    assert log.key().secret is None and log.key().trouble == ""
     assert list(log.entries()) == []
     assert log.get("a1") is None
     report = audit(log).verify()
     assert report.intact and report.records == 0
+    assert log.key().secret is None  # verifying never makes a key
 
 
-def test_each_record_is_chained_after_the_last(log: AuditLog) -> None:
+def test_the_first_append_makes_the_key_and_later_ones_keep_it(log: AuditLog) -> None:
+    log.append("a1", body("a1"))
+    key = secret(log)
+    assert len(key) == KEY_BYTES
+    log.append("a2", body("a2"))
+    assert secret(log) == key
+
+
+def test_each_record_is_chained_after_the_last_under_the_key(log: AuditLog) -> None:
     entries = appended(log, 3)
+    key = secret(log)
     previous = GENESIS
     for seq, entry in enumerate(entries, start=1):
         assert entry.seq == seq
         assert entry.answer_id == f"a{seq}"
         assert entry.body == body(f"a{seq}", n=seq)
         assert entry.prev_hash == previous
-        assert entry.hash == chain_hash(previous, entry.body)
+        assert entry.hash == record_mac(key, previous, entry.body)
         previous = entry.hash
-    assert log.head() == (3, entries[-1].hash)
+    last = entries[-1].hash
+    assert log.head() == AuditHead(3, last, 1, head_mac(key, 3, last, 1))
+    report = audit(log).verify()
+    assert (report.keyed_from, report.unkeyed) == (1, 0)
 
 
 def test_records_read_back_as_appended_oldest_first(log: AuditLog) -> None:
@@ -133,7 +163,7 @@ def test_an_answer_is_recorded_once(log: AuditLog) -> None:
 def test_a_body_must_name_the_answer_it_is_filed_under(log: AuditLog, stored: str) -> None:
     with pytest.raises(ValueError, match="does not name"):
         log.append("a1", stored)
-    assert log.head() == (0, GENESIS)
+    assert log.head() is None and log.key().secret is None
     assert list(log.entries()) == []
     assert log.get("a1") is None and log.get("a2") is None
 
@@ -164,7 +194,8 @@ def test_concurrent_appends_make_one_chain(log: AuditLog) -> None:
     entries = list(log.entries())
     assert [e.seq for e in entries] == list(range(1, 41))
     assert len({e.answer_id for e in entries}) == 40
-    assert log.head() == (40, entries[-1].hash)
+    head = log.head()
+    assert head is not None and (head.count, head.hash) == (40, entries[-1].hash)
     assert audit(log).verify().intact
 
 

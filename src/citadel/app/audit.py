@@ -10,6 +10,7 @@ from citadel.app.ports import AuditLog, Clock
 from citadel.app.resolver import Target
 from citadel.domain.answer import AnswerResult
 from citadel.domain.audit import (
+    AuditHead,
     AuditRecord,
     ChainReport,
     MalformedHead,
@@ -74,13 +75,20 @@ class AuditService:
         raise NotFound(f"answer {answer_id} has no citation {ref}")
 
     def verify(self) -> ChainReport:
-        """Every record and the head; a head that cannot be read is a broken chain."""
-        head: tuple[int, str] | MalformedHead
+        """Every record and the head under the audit key (``citadel.domain.audit``).
+
+        A head that cannot be read, or that the key does not vouch for, is a broken
+        chain; so is a missing key once the log holds anything, and a log without a
+        head while the key exists (its records and head were removed). Records made
+        before the log was keyed are verified as the unkeyed chain and counted in
+        ``ChainReport.unkeyed``.
+        """
+        head: AuditHead | MalformedHead | None
         try:
             head = self._log.head()
         except MalformedHead as exc:
             head = exc
-        return verify_chain(self._log.entries(), head)
+        return verify_chain(self._log.entries(), head, self._log.key())
 
     def replay(self, answer_id: str, actor: Actor) -> ReplayReport:
         """Re-validate the stored output against the stored manifest with today's limits."""

@@ -1,11 +1,24 @@
-"""The in-memory audit log: the same chaining and the same rules as SQLite's, in a list."""
+"""The in-memory audit log: the same keyed chaining and the same rules as SQLite's, in a list.
+
+Its key is made by the first append, as SQLite's key file is, and lives as long as
+the log does.
+"""
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections.abc import Iterator
 
-from citadel.domain.audit import GENESIS, AuditEntry, body_answer_id, chain_hash
+from citadel.domain.audit import (
+    KEY_BYTES,
+    AuditEntry,
+    AuditHead,
+    AuditKey,
+    body_answer_id,
+    next_link,
+    sealed,
+)
 
 
 class InMemoryAuditLog:
@@ -13,6 +26,8 @@ class InMemoryAuditLog:
 
     def __init__(self) -> None:
         self._entries: list[AuditEntry] = []
+        self._head: AuditHead | None = None
+        self._secret: bytes | None = None
         self._lock = threading.Lock()
 
     def append(self, answer_id: str, body: str) -> AuditEntry:
@@ -21,11 +36,13 @@ class InMemoryAuditLog:
         with self._lock:
             if any(e.answer_id == answer_id for e in self._entries):
                 raise ValueError(f"answer {answer_id} is already recorded")
-            last = self._entries[-1].hash if self._entries else GENESIS
-            entry = AuditEntry(
-                len(self._entries) + 1, answer_id, body, last, chain_hash(last, body)
-            )
+            new = self._secret is None
+            secret = self._secret or secrets.token_bytes(KEY_BYTES)
+            link = next_link(self._head, secret, key_is_new=new)
+            entry, head = sealed(link, secret, answer_id, body)
+            self._secret = secret
             self._entries.append(entry)
+            self._head = head
             return entry
 
     def get(self, answer_id: str) -> AuditEntry | None:
@@ -36,6 +53,10 @@ class InMemoryAuditLog:
         with self._lock:
             return iter(list(self._entries))
 
-    def head(self) -> tuple[int, str]:
+    def head(self) -> AuditHead | None:
         with self._lock:
-            return len(self._entries), self._entries[-1].hash if self._entries else GENESIS
+            return self._head
+
+    def key(self) -> AuditKey:
+        with self._lock:
+            return AuditKey("memory", self._secret)

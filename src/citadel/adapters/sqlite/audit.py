@@ -1,5 +1,10 @@
 """The audit log in SQLite: one row per answer, chained, with the head kept in meta.
 
+The chain's key is not in the database: it is a file (``audit.key`` in
+CITADEL_HOME, 32 random bytes, mode 0600) that the first append creates, so
+that whoever can write the database cannot make a record or a head that
+verifies (``citadel.domain.audit`` has the threat model).
+
 Rows are read back exactly as stored, whatever has been done to the file: a
 text column holding another type, or bytes that are not UTF-8, comes back as a
 value that verification rejects instead of raising. A head that does not read
@@ -8,18 +13,25 @@ as ``count:hash`` raises ``MalformedHead``.
 
 from __future__ import annotations
 
+import os
+import secrets
 import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 
 from citadel.adapters.sqlite.database import Database
 from citadel.domain.audit import (
-    GENESIS,
+    KEY_BYTES,
     AuditEntry,
+    AuditHead,
+    AuditKey,
     MalformedHead,
+    UntrustedHead,
     body_answer_id,
-    chain_hash,
     format_head,
+    next_link,
     parse_head,
+    sealed,
 )
 
 _COLUMNS = "seq, answer_id, body, prev_hash, hash"
@@ -36,31 +48,110 @@ _BY_BODY = (
 )
 
 
+class AuditKeyFile:
+    """The audit key's file: read as it is now, or created once (0600, whole or not at all)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def read(self) -> AuditKey:
+        where = str(self.path)
+        try:
+            secret = self.path.read_bytes()
+        except FileNotFoundError:
+            return AuditKey(where)
+        except OSError as exc:
+            return AuditKey(where, trouble=f"it cannot be read: {exc.strerror or exc}")
+        if len(secret) < KEY_BYTES:
+            return AuditKey(where, trouble=f"it holds fewer than {KEY_BYTES} bytes")
+        return AuditKey(where, secret)
+
+    def create(self) -> tuple[bytes, bool]:
+        """A new key, written to a private file and linked into place so no reader sees
+        it half-written; ``(key, False)`` when another writer's key got there first."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        spare = self.path.with_name(f".{self.path.name}.{secrets.token_hex(8)}")
+        secret = secrets.token_bytes(KEY_BYTES)
+        try:
+            _write_private(spare, secret)
+            try:
+                os.link(spare, self.path)
+                created = True
+            except FileExistsError:
+                created = False
+            except OSError:  # no hard links on this file system: create it in place
+                try:
+                    _write_private(self.path, secret)
+                    created = True
+                except FileExistsError:
+                    created = False
+        finally:
+            spare.unlink(missing_ok=True)
+        if created:
+            _sync_directory(self.path.parent)
+        key = self.read()
+        if key.secret is None:
+            raise ValueError(f"the audit key {key.where} cannot be used ({key.trouble})")
+        return key.secret, created
+
+    def discard(self) -> None:
+        """Remove a key this writer created for an append that did not commit."""
+        self.path.unlink(missing_ok=True)
+
+
 class SqliteAuditLog:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, key_file: Path | None = None) -> None:
+        """``key_file``: where the audit key is kept (bootstrap: CITADEL_HOME/audit.key);
+        by default ``audit.key`` beside the database."""
         self._db = db
+        self._keys = AuditKeyFile(key_file or db.path.parent / "audit.key")
 
     def append(self, answer_id: str, body: str) -> AuditEntry:
         if body_answer_id(body) != answer_id:
             raise ValueError(f"the record's body does not name answer {answer_id}")
-        with self._db.transaction(library=False) as conn:
-            # answer_id is UNIQUE too; asked first (inside the write transaction) so that
-            # a second record is refused with the port's error, not the driver's.
-            if conn.execute(_RECORDED, (answer_id,)).fetchone() is not None:
-                raise ValueError(f"answer {answer_id} is already recorded")
-            count, last = _head(conn)
-            seq = count + 1
-            digest = chain_hash(last, body)
-            conn.execute(
-                f"INSERT INTO audit_log({_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
-                (seq, answer_id, body, last, digest),
+        created = False
+        try:
+            with self._db.transaction(library=False) as conn:
+                # answer_id is UNIQUE too; asked first (inside the write transaction) so
+                # that a second record is refused with the port's error, not the driver's.
+                if conn.execute(_RECORDED, (answer_id,)).fetchone() is not None:
+                    raise ValueError(f"answer {answer_id} is already recorded")
+                head = _head(conn)
+                if head is None and _has_records(conn):
+                    raise MalformedHead("the log has records but no head")
+                secret, created = self._secret(head)
+                entry, after = sealed(
+                    next_link(head, secret, key_is_new=created), secret, answer_id, body
+                )
+                conn.execute(
+                    f"INSERT INTO audit_log({_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
+                    (entry.seq, answer_id, body, entry.prev_hash, entry.hash),
+                )
+                conn.execute(
+                    "INSERT INTO meta(key, value) VALUES ('audit_head', ?)"
+                    " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    (format_head(after),),
+                )
+        except BaseException:
+            if created:  # nothing was keyed with it: the next append makes the key again
+                self._keys.discard()
+            raise
+        return entry
+
+    def _secret(self, head: AuditHead | None) -> tuple[bytes, bool]:
+        """The key to append with, and whether it was made for this append (only ever
+        for a log that was never keyed: a keyed log without its key is refused)."""
+        key = self._keys.read()
+        if key.secret is not None:
+            return key.secret, False
+        if key.trouble:
+            raise ValueError(f"the audit key {key.where} cannot be used ({key.trouble})")
+        if head is not None and head.keyed:
+            raise UntrustedHead(
+                f"the log is keyed, but its audit key is missing ({key.where}): restore it"
+                " from a backup (a new key could never verify the records made with the old one)"
             )
-            conn.execute(
-                "INSERT INTO meta(key, value) VALUES ('audit_head', ?)"
-                " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (format_head(seq, digest),),
-            )
-        return AuditEntry(seq, answer_id, body, last, digest)
+        return self._keys.create()
 
     def get(self, answer_id: str) -> AuditEntry | None:
         """The record whose body names ``answer_id``.
@@ -82,19 +173,45 @@ class SqliteAuditLog:
         for row in cursor:
             yield _entry(row)
 
-    def head(self) -> tuple[int, str]:
-        """The stored head; ``MalformedHead`` when it does not read as ``count:hash``,
-        or is missing from a log that has records."""
+    def head(self) -> AuditHead | None:
+        """The stored head; ``None`` when none is stored; ``MalformedHead`` when it
+        cannot be read."""
         return _head(self._db.reader)
 
+    def key(self) -> AuditKey:
+        return self._keys.read()
 
-def _head(conn: sqlite3.Connection) -> tuple[int, str]:
+
+def _head(conn: sqlite3.Connection) -> AuditHead | None:
     row = conn.execute(_HEAD_QUERY).fetchone()
-    if row is None:
-        if conn.execute("SELECT EXISTS(SELECT 1 FROM audit_log)").fetchone()[0]:
-            raise MalformedHead("the log has records but no head")
-        return 0, GENESIS
-    return parse_head(row[0])
+    return None if row is None else parse_head(row[0])
+
+
+def _has_records(conn: sqlite3.Connection) -> bool:
+    return bool(conn.execute("SELECT EXISTS(SELECT 1 FROM audit_log)").fetchone()[0])
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """``data`` in a new file only its owner may read (``FileExistsError`` if it exists)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make a new file's name durable before anything keyed with it commits."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _entry(row: tuple[object, ...]) -> AuditEntry:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Protocol
 
-from citadel.domain.audit import AuditEntry
+from citadel.domain.audit import AuditEntry, AuditHead, AuditKey
 
 # Vectors are numpy arrays at this boundary: a list of Python floats per chunk
 # would cost more than the search itself at 100k chunks.
@@ -18,13 +18,17 @@ class Clock(Protocol):
 
 
 class AuditLog(Protocol):
-    """Append-only, hash-chained answer records (``citadel.domain.audit``)."""
+    """Append-only answer records, chained under a key kept outside the log
+    (``citadel.domain.audit``: the threat model and the migration rule)."""
 
     def append(self, answer_id: str, body: str) -> AuditEntry:
         """Chain ``body`` after the last record, atomically; an answer is recorded once.
 
-        ``ValueError`` (nothing appended) when ``body`` does not name ``answer_id``
-        or the answer is already recorded. Contract: tests/contract/test_audit_log_contract.py.
+        The record's hash and the new head are MACs under the audit key, which the
+        first append creates. ``ValueError`` (nothing appended) when ``body`` does
+        not name ``answer_id`` or the answer is already recorded; ``MalformedHead``
+        when the head cannot be read, and ``UntrustedHead`` when the key does not
+        vouch for it. Contract: tests/contract/test_audit_log_contract.py.
         """
         ...
 
@@ -36,8 +40,14 @@ class AuditLog(Protocol):
         """Every record, oldest first."""
         ...
 
-    def head(self) -> tuple[int, str]:
-        """How many records the log has appended, and the last one's hash."""
+    def head(self) -> AuditHead | None:
+        """The stored head (record count, last hash, first keyed record, its MAC);
+        ``None`` when none is stored; ``MalformedHead`` when it cannot be read."""
+        ...
+
+    def key(self) -> AuditKey:
+        """The audit key as it is now, never creating one (a log nothing was
+        appended to has none)."""
         ...
 
 
