@@ -1,8 +1,9 @@
-"""``citadel eval retrieval``: the command, and wiring the evaluation to its own library
-and progress bars."""
+"""``citadel eval retrieval`` and ``citadel eval answers``: the commands, and wiring each
+evaluation to its own library and progress bars."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 from dataclasses import replace
@@ -15,14 +16,23 @@ from rich.progress import (
     TaskID,
 )
 
-from citadel.app.errors import AppError
+from citadel.app.answer_evaluation import (
+    AnswerEvaluation,
+    AnswerEvaluationReport,
+    AnswerFigures,
+    QaQuestion,
+    parse_qa_lines,
+)
+from citadel.app.errors import AppError, IngestError
 from citadel.app.evaluation import EvaluationReport, RetrievalEvaluation
 from citadel.bootstrap import build, load_beir_dataset
 from citadel.config import ConfigError, Settings
 from citadel.domain.search import SearchMode
-from citadel.entrypoints.cli.support import JsonFlag, emit, err, progress_bar
+from citadel.entrypoints.cli.support import JsonFlag, emit, err, local_actor, progress_bar
 from citadel.entrypoints.cli.text import evaluation_text, terminal_safe
-from citadel.entrypoints.present.shapes import evaluation_json
+from citadel.entrypoints.present.shapes import answer_evaluation_json, evaluation_json
+
+DEFAULT_BOOKS = Path("../shared/books")
 
 
 def run_retrieval_evaluation(
@@ -60,7 +70,7 @@ def run_retrieval_evaluation(
             services.close()
 
 
-eval_app = typer.Typer(no_args_is_help=True, help="Measure retrieval quality.")
+eval_app = typer.Typer(no_args_is_help=True, help="Measure retrieval and answer quality.")
 
 
 @eval_app.command("retrieval")
@@ -102,3 +112,117 @@ def eval_retrieval(
         emit(evaluation_json(report))
     else:
         print(evaluation_text(report))
+
+
+def run_answer_evaluation(
+    settings: Settings,
+    questions: tuple[QaQuestion, ...],
+    books: Path,
+    *,
+    home: Path | None,
+    console: Console,
+) -> AnswerEvaluationReport:
+    """Each named book opened through the services' document reader and ingested into
+    ``home`` (a scratch library without it), then every question answered."""
+    with tempfile.TemporaryDirectory(prefix="citadel-eval-") as scratch:
+        services = build(replace(settings, home=home or Path(scratch), db=""))
+        try:
+            names = dict.fromkeys(q.book for q in questions)
+            documents = {name: services.documents.open(books / name) for name in names}
+            with progress_bar(console) as progress:
+                tasks: dict[str, TaskID] = {}
+
+                def tick(stage: str, done: int, total: int) -> None:
+                    if stage not in tasks:
+                        tasks[stage] = progress.add_task(terminal_safe(stage)[:60], total=total)
+                    progress.update(tasks[stage], completed=done, total=total)
+
+                evaluation = AnswerEvaluation(services.ingest, services.answer)
+                return asyncio.run(
+                    evaluation.run(questions, documents, local_actor(settings), progress=tick)
+                )
+        finally:
+            services.close()
+
+
+@eval_app.command("answers")
+def eval_answers(
+    qa: Annotated[
+        Path,
+        typer.Option(
+            "--qa", help="A QA set: JSON lines with id, question, book and section (gold)."
+        ),
+    ],
+    books: Annotated[
+        Path, typer.Option("--books", help="The folder the QA set's book paths are relative to.")
+    ] = DEFAULT_BOOKS,
+    json_out: JsonFlag = False,
+    home: Annotated[
+        Path | None,
+        typer.Option("--home", help="Keep the evaluation library here (re-runs skip ingestion)."),
+    ] = None,
+) -> None:
+    """Answer a QA set over its books and score search, citations and latency.
+
+    Ingests the books the set names (once: unchanged books are no-ops), answers every
+    question with the configured generator, and reports search hit@1, hit@5 and
+    MRR@10, the answers and citations on the gold section, degraded answers and the
+    answer call's latency, overall and per book."""
+    try:
+        settings = Settings.from_env(os.environ)
+    except ConfigError as exc:
+        err.print(f"[red]configuration error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    try:
+        questions = parse_qa_lines(qa.read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError) as exc:
+        err.print(f"[red]error:[/red] cannot read {terminal_safe(str(qa))}: {exc}")
+        raise typer.Exit(2) from exc
+    except AppError as exc:
+        err.print(f"[red]error:[/red] {terminal_safe(str(qa))}: {terminal_safe(str(exc))}")
+        raise typer.Exit(2) from exc
+    try:
+        report = run_answer_evaluation(settings, questions, books, home=home, console=err)
+    except IngestError as exc:
+        err.print(f"[red]failed[/red] {terminal_safe(str(exc))}")
+        raise typer.Exit(1) from exc
+    except AppError as exc:
+        err.print(f"[red]error:[/red] {terminal_safe(str(exc))}")
+        raise typer.Exit(2) from exc
+    if json_out:
+        emit(answer_evaluation_json(report))
+    else:
+        print(terminal_safe(answer_evaluation_text(report)))
+
+
+def answer_evaluation_text(report: AnswerEvaluationReport) -> str:
+    overall = report.overall
+    lines = [
+        f"{report.books} books ({report.ingested} ingested in {report.ingest_seconds:.1f} s),"
+        f" {overall.questions} questions, {overall.answered} answered",
+        f"{'book':40} {'n':>4} {'hit@1':>6} {'hit@5':>6} {'MRR@10':>6} {'cites':>6}"
+        f" {'on gold':>7} {'p50 ms':>7} {'p95 ms':>7}",
+    ]
+
+    def row(name: str, f: AnswerFigures) -> str:
+        return (
+            f"{name[:40]:40} {f.questions:>4} {f.hit_at_1:>6.3f} {f.hit_at_5:>6.3f}"
+            f" {f.mrr_at_10:>6.3f} {f.answers_citing_gold:>6.3f} {f.citations_on_gold:>7.3f}"
+            f" {f.latency_ms_p50:>7.1f} {f.latency_ms_p95:>7.1f}"
+        )
+
+    lines.extend(row(book, figures) for book, figures in report.per_book.items())
+    lines.append(row("all", overall))
+    lines.append(
+        "cites: share of answers citing the gold section;"
+        f" on gold: share of the {overall.citations} citations shown"
+    )
+    if overall.degraded:
+        lines.append(
+            "degraded: " + ", ".join(f"{reason} {n}" for reason, n in overall.degraded.items())
+        )
+    if overall.support:
+        lines.append(
+            "support: " + ", ".join(f"{label} {n}" for label, n in overall.support.items())
+        )
+    return "\n".join(lines)

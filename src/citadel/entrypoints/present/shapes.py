@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from citadel.app.answer_evaluation import AnswerEvaluationReport, AnswerFigures
 from citadel.app.evaluation import EvaluationReport
 from citadel.app.ingest import IngestReport
 from citadel.app.library import SourceDetails
@@ -216,3 +217,46 @@ def coverage_json(model: str | None, coverage: VectorCoverage | None) -> dict[st
     if model is None or coverage is None:
         return None
     return {"model": model, "chunks": coverage.chunks, "missing": coverage.missing}
+
+
+def answer_figures_json(f: AnswerFigures) -> dict[str, Any]:
+    """One row of ``eval answers``; ``support`` only once citations carry labels."""
+    shape: dict[str, Any] = {
+        "questions": f.questions,
+        "hit@1": round(f.hit_at_1, 4),
+        "hit@5": round(f.hit_at_5, 4),
+        "mrr@10": round(f.mrr_at_10, 4),
+        "answered": f.answered,
+        "answers_citing_gold": round(f.answers_citing_gold, 4),
+        "citations": f.citations,
+        "citations_on_gold": round(f.citations_on_gold, 4),
+        "degraded": dict(f.degraded),
+        "latency_ms_p50": round(f.latency_ms_p50, 2),
+        "latency_ms_p95": round(f.latency_ms_p95, 2),
+    }
+    if f.support:
+        shape["support"] = dict(f.support)
+    return shape
+
+
+def answer_evaluation_json(report: AnswerEvaluationReport) -> dict[str, Any]:
+    return {
+        "books": report.books,
+        "ingested": report.ingested,
+        "ingest_seconds": round(report.ingest_seconds, 2),
+        "overall": answer_figures_json(report.overall),
+        "per_book": {book: answer_figures_json(f) for book, f in report.per_book.items()},
+        "questions": [
+            {
+                "id": o.id,
+                "book": o.book,
+                "first_hit": o.first_hit,
+                "citations": o.citations,
+                "on_gold": o.on_gold,
+                "degraded": o.degraded,
+                "latency_ms": round(o.latency_ms, 2),
+                **({"support": list(o.support)} if o.support else {}),
+            }
+            for o in report.outcomes
+        ],
+    }

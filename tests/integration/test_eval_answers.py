@@ -1,0 +1,148 @@
+"""`citadel eval answers` on a tiny QA set over a Markdown book written here, through the
+real CLI, the ingest and answer use cases and the extractive generator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from citadel.entrypoints.cli import app
+
+BOOK = """\
+# Field Notes
+
+## Retries
+
+A retry policy caps attempts so transient failures stay bounded.
+Exponential backoff spaces retries further apart each time.
+
+## Circuit breakers
+
+A circuit breaker opens after repeated failures and sheds load.
+It closes again after a cooldown when a probe succeeds.
+
+### Half open
+
+In the half open state one probe request is let through.
+
+## Queues
+
+A queue decouples producers from consumers.
+"""
+
+QUESTIONS = [
+    ("q1", "why cap retry attempts", "Field Notes / Retries"),
+    (
+        "q2",
+        "what does a circuit breaker do after repeated failures",
+        "Field Notes / Circuit breakers",
+    ),
+    ("q3", "how are producers decoupled from consumers", "Field Notes / Queues"),
+    # The gold section is a parent: a passage under it counts.
+    ("q4", "what is let through in the half open state", "Field Notes / Circuit breakers"),
+    # Nothing in the book shares a word with it: no evidence, the generator is not called.
+    ("q5", "zebra giraffe xylophone", "Field Notes / Queues"),
+]
+
+
+@pytest.fixture
+def qa(tmp_path: Path) -> Path:
+    books = tmp_path / "books" / "md"
+    books.mkdir(parents=True)
+    (books / "notes.md").write_text(BOOK, encoding="utf-8")
+    path = tmp_path / "qa.jsonl"
+    path.write_text(
+        "\n".join(
+            json.dumps({"id": q, "question": text, "book": "md/notes.md", "section": section})
+            for q, text, section in QUESTIONS
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def evaluate(qa: Path, home: Path) -> dict[str, Any]:
+    args = ["eval", "answers", "--qa", str(qa), "--books", str(qa.parent / "books")]
+    result = CliRunner().invoke(app, [*args, "--home", str(home), "--json"])
+    assert result.exit_code == 0, result.output
+    report: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return report
+
+
+def rows(report: dict[str, Any]) -> list[tuple[object, ...]]:
+    """Each question's outcome without its latency."""
+    return [
+        (q["id"], q["first_hit"], q["citations"], q["on_gold"], q["degraded"])
+        for q in report["questions"]
+    ]
+
+
+def test_reports_the_figures_overall_and_per_book(
+    qa: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CITADEL_EMBEDDER", "hashing")
+    home = tmp_path / "eval-home"
+    report = evaluate(qa, home)
+    assert (report["books"], report["ingested"]) == (1, 1)
+    overall = report["overall"]
+    latency = (overall.pop("latency_ms_p50"), overall.pop("latency_ms_p95"))
+    assert 0 < latency[0] <= latency[1]
+    assert overall == {
+        "questions": 5,
+        "hit@1": 0.8,
+        "hit@5": 0.8,
+        "mrr@10": 0.8,
+        "answered": 4,
+        "answers_citing_gold": 0.8,
+        "citations": 7,
+        "citations_on_gold": round(6 / 7, 4),
+        "degraded": {"no_evidence": 1},
+    }
+    per_book = report["per_book"]
+    assert list(per_book) == ["md/notes.md"]
+    assert per_book["md/notes.md"]["hit@5"] == 0.8
+    # q2's second segment quotes "Retries" (off gold); q4 cites "Half open" and its parent.
+    assert rows(report) == [
+        ("q1", 1, 2, 2, None),
+        ("q2", 1, 2, 1, None),
+        ("q3", 1, 1, 1, None),
+        ("q4", 1, 2, 2, None),
+        ("q5", None, 0, 0, "no_evidence"),
+    ]
+    # A re-run with the same library ingests nothing and measures the same.
+    again = evaluate(qa, home)
+    assert again["ingested"] == 0
+    assert rows(again) == rows(report)
+
+
+def test_the_text_report_has_a_row_per_book(
+    qa: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CITADEL_EMBEDDER", "hashing")
+    args = ["eval", "answers", "--qa", str(qa), "--books", str(tmp_path / "books")]
+    result = CliRunner().invoke(app, [*args, "--home", str(tmp_path / "home")])
+    assert result.exit_code == 0, result.output
+    assert "1 books (1 ingested" in result.stdout
+    assert "md/notes.md" in result.stdout
+    assert "degraded: no_evidence 1" in result.stdout
+
+
+def test_a_missing_book_fails_and_a_bad_qa_set_is_a_usage_error(
+    qa: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CITADEL_EMBEDDER", "hashing")
+    missing = CliRunner().invoke(
+        app, ["eval", "answers", "--qa", str(qa), "--books", str(tmp_path / "nowhere")]
+    )
+    assert missing.exit_code == 1
+    assert "no such file or directory" in missing.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "q1", "question": "why"}\n', encoding="utf-8")
+    refused = CliRunner().invoke(app, ["eval", "answers", "--qa", str(bad)])
+    assert refused.exit_code == 2
+    assert "line 1: needs non-empty strings" in refused.output
