@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from citadel.app.errors import NotFound
+from citadel.app.errors import NotFound, ServiceUnavailable
 from citadel.app.ports import AuditLog, Clock
 from citadel.app.resolver import Target
 from citadel.domain.answer import AnswerResult
@@ -44,7 +44,15 @@ class AuditService:
         """Append the record of ``result`` as shown to ``actor`` (its citations already
         resolved for them); returns what was stored."""
         record = answer_record(result, actor, self._clock.now_iso())
-        self._log.append(record.answer_id, record.to_json())
+        try:
+            self._log.append(record.answer_id, record.to_json())
+        except MalformedHead as exc:
+            # An answer that cannot be recorded is not shown: the log refuses to seal
+            # a chain it cannot vouch for (a rewritten head, a missing key).
+            raise ServiceUnavailable(
+                f"the audit log refuses new records until it is checked ({exc});"
+                " run `citadel audit verify`"
+            ) from None
         return record
 
     def show(self, answer_id: str, actor: Actor) -> AuditRecord:
