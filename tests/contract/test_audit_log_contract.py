@@ -28,7 +28,7 @@ from citadel.app.answer import AnswerService
 from citadel.app.audit import AuditService
 from citadel.app.ports import AuditLog
 from citadel.app.search import SearchService
-from citadel.domain.audit import (
+from citadel.domain.audit_chain import (
     GENESIS,
     KEY_BYTES,
     AuditEntry,

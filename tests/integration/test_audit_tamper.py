@@ -22,7 +22,7 @@ import pytest
 from citadel.adapters.sqlite.audit import SqliteAuditLog
 from citadel.adapters.sqlite.database import Database
 from citadel.app.audit import AuditService
-from citadel.domain.audit import (
+from citadel.domain.audit_chain import (
     GENESIS,
     AuditHead,
     MalformedHead,

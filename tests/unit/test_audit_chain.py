@@ -12,15 +12,14 @@ from typing import Any
 import pytest
 
 from citadel.domain.answer import AnswerResult, Degraded, DegradedReason
-from citadel.domain.audit import (
+from citadel.domain.audit import AuditRecord, answer_record
+from citadel.domain.audit_chain import (
     GENESIS,
     AuditEntry,
     AuditHead,
     AuditKey,
-    AuditRecord,
     MalformedHead,
     UntrustedHead,
-    answer_record,
     chain_hash,
     format_head,
     keyed_head,
@@ -28,8 +27,8 @@ from citadel.domain.audit import (
     parse_head,
     record_mac,
     sealed,
-    verify_chain,
 )
+from citadel.domain.audit_verify import verify_chain
 from citadel.domain.manifest import canonical_json
 from citadel.domain.search import SearchResult
 from citadel.domain.users import Actor

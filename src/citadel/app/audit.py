@@ -9,14 +9,9 @@ from citadel.app.errors import NotFound, ServiceUnavailable
 from citadel.app.ports import AuditLog, Clock
 from citadel.app.resolver import Target
 from citadel.domain.answer import AnswerResult
-from citadel.domain.audit import (
-    AuditHead,
-    AuditRecord,
-    ChainReport,
-    MalformedHead,
-    answer_record,
-    verify_chain,
-)
+from citadel.domain.audit import AuditRecord, answer_record
+from citadel.domain.audit_chain import AuditHead, MalformedHead
+from citadel.domain.audit_verify import ChainReport, verify_chain
 from citadel.domain.limits import Limits
 from citadel.domain.manifest import Manifest, manifest_entries, manifest_hash
 from citadel.domain.users import Actor, Role

@@ -10,7 +10,7 @@ import secrets
 import threading
 from collections.abc import Iterator
 
-from citadel.domain.audit import (
+from citadel.domain.audit_chain import (
     KEY_BYTES,
     AuditEntry,
     AuditHead,

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from citadel.adapters.sqlite.database import Database
-from citadel.domain.audit import (
+from citadel.domain.audit_chain import (
     KEY_BYTES,
     AuditEntry,
     AuditHead,

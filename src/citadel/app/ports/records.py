@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Protocol
 
-from citadel.domain.audit import AuditEntry, AuditHead, AuditKey
+from citadel.domain.audit_chain import AuditEntry, AuditHead, AuditKey
 
 # Vectors are numpy arrays at this boundary: a list of Python floats per chunk
 # would cost more than the search itself at 100k chunks.
