@@ -1,0 +1,22 @@
+"""Checking that a cited passage supports the sentence citing it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from citadel.domain.support import Support
+
+
+class SupportChecker(Protocol):
+    """Scores (segment text, cited passage) pairs; the passage is the one the model saw."""
+
+    name: str
+    """The checker and its weights' version, e.g. ``"support/1"``: recorded in the audit,
+    so a replay knows whether it recomputes with the same checker."""
+
+    def check(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
+        """One ``Support`` per ``(segment, passage)`` pair, in order. Deterministic: the
+        same pair always gets the same result. A quotation of the passage (whitespace
+        aside) is ``verbatim`` with its span in the passage."""
+        ...

@@ -1,0 +1,66 @@
+"""Whether a cited passage supports the sentence that cites it: the labels, the
+score they come from, and what the application does with an unsupported segment.
+
+Support is checked separately from membership. Membership (the validator) proves
+a citation names evidence the model saw; support asks whether that evidence says
+what the sentence says. It is computed by the application from the segment's
+text and the cited passage alone, never from anything the model says of itself.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from citadel.domain.errors import InvalidValue
+
+
+class SupportLabel(enum.StrEnum):
+    """What the reader is told beside a footnote, strongest first."""
+
+    VERBATIM = "verbatim"
+    """The sentence is a quotation of the passage (whitespace aside)."""
+    SUPPORTED = "supported"
+    """The passage says what the sentence says, in other words."""
+    PARTIAL = "partial"
+    """The passage backs part of the sentence; the rest is not in it."""
+    UNSUPPORTED = "unsupported"
+    """The passage does not back the sentence."""
+
+
+LABEL_ORDER: tuple[SupportLabel, ...] = tuple(SupportLabel)
+"""Strongest first: a segment's label is the strongest of its citations' labels."""
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    """One citation's support: a score in [0, 1], its label, and for a quotation the
+    exact character span ``[start, end)`` it occupies in the cited passage."""
+
+    score: float
+    label: SupportLabel
+    span: tuple[int, int] | None = None
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.score <= 1.0:
+            raise InvalidValue(f"a support score lies in [0, 1], got {self.score}")
+        if (self.span is not None) != (self.label is SupportLabel.VERBATIM):
+            raise InvalidValue("a span is given exactly when the label is verbatim")
+        if self.span is not None and not 0 <= self.span[0] < self.span[1]:
+            raise InvalidValue(f"a quotation's span is a non-empty range, got {self.span}")
+
+
+def strongest(labels: list[SupportLabel] | tuple[SupportLabel, ...]) -> SupportLabel:
+    """The best-backed label among a segment's citations (unsupported when none)."""
+    return min(labels, key=LABEL_ORDER.index, default=SupportLabel.UNSUPPORTED)
+
+
+class SupportPolicy(enum.StrEnum):
+    """What an answer does with a segment no citation supports."""
+
+    LABEL = "label"
+    """Show every segment, each with its label."""
+    DROP = "drop"
+    """Remove unsupported segments; the answer is marked limited."""
+    REFUSE = "refuse"
+    """Any unsupported segment degrades the whole answer (reason ``unsupported``)."""
