@@ -69,7 +69,9 @@ class Passage:
     label_end: str | None = None
 
 
-def make_chunks(source_id: str, version: int, passages: Sequence[Passage]) -> list[Chunk]:
+def make_chunks(
+    source_id: str, version: int, passages: Sequence[Passage], *, tenant: str = "default"
+) -> list[Chunk]:
     chunks: list[Chunk] = []
     offset = 0
     for ordinal, p in enumerate(passages):
@@ -77,7 +79,7 @@ def make_chunks(source_id: str, version: int, passages: Sequence[Passage]) -> li
         path = (p.chapter, p.section) if p.section else (p.chapter,)
         chunks.append(
             Chunk(
-                chunk_id=chunk_id(source_id, version, ordinal, sha),
+                chunk_id=chunk_id(source_id, version, ordinal, sha, tenant=tenant),
                 source_id=source_id,
                 version=version,
                 ordinal=ordinal,
@@ -113,7 +115,7 @@ def commit(
 
     The commit is made as a writer who read the source just now (its stored
     ``revision``), unless ``revision`` says what an earlier read saw."""
-    chunks = make_chunks(source.source_id, version, passages)
+    chunks = make_chunks(source.source_id, version, passages, tenant=source.tenant)
     if revision is None:
         previous = registry.get(source.source_id)
         revision = previous.revision if previous is not None else 0

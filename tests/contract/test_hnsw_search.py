@@ -79,7 +79,7 @@ def put(
         Passage(f"{src.source_id} v{version} passage {i}", chapter=f"Chapter {i % 4}")
         for i in range(len(vectors))
     ]
-    chunks = make_chunks(src.source_id, version, passages)
+    chunks = make_chunks(src.source_id, version, passages, tenant=src.tenant)
     src = replace(src, current_version=version)
     record = SourceVersion(
         source_id=src.source_id,

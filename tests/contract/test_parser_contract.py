@@ -146,7 +146,7 @@ def test_sections_come_in_reading_order_and_do_not_overlap(parsed: Parsed) -> No
 
 def test_section_and_chunk_offsets_lie_inside_the_text(parsed: Parsed) -> None:
     blocks = parsed.document.blocks
-    canon, chunks = chunk_blocks(blocks, "contract-source", 1)
+    canon, chunks = chunk_blocks(blocks, "contract-source", 1, tenant="default")
     assert canon == canonical_text(blocks)
     assert len(canon.spans) == len(blocks)
     for (start, end), block in zip(canon.spans, blocks, strict=True):

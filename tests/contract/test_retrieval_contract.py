@@ -66,7 +66,7 @@ def add(
     version: int = 1,
 ) -> list[str]:
     """Commit a version with vectors; return its chunk ids."""
-    chunks = make_chunks(source_id, version, passages)
+    chunks = make_chunks(source_id, version, passages, tenant=tenant)
     texts = [c.text for c in chunks]
     source = Source(
         source_id=source_id,

@@ -57,7 +57,7 @@ def allowed_headings(entries: list[tuple[int, str, int]], pages: int) -> list[se
 def parsed(request: pytest.FixtureRequest) -> tuple[Path, PdfReader, tuple[Chunk, ...]]:
     path = shared_path("books", "pdf", request.param)
     document = PdfParser().parse(path)
-    _, chunks = chunk_blocks(document.blocks, "s-test", 1)
+    _, chunks = chunk_blocks(document.blocks, "s-test", 1, tenant="default")
     return path, PdfReader(path), chunks
 
 
@@ -117,8 +117,8 @@ def test_no_chunk_comes_from_title_contents_or_index_pages(parsed) -> None:
 def test_chunks_point_into_the_canonical_text_with_deterministic_ids() -> None:
     path = shared_path("books", "pdf", "R-intro.pdf")
     document = PdfParser().parse(path)
-    canon, chunks = chunk_blocks(document.blocks, "s-test", 1)
-    _, again = chunk_blocks(document.blocks, "s-test", 1)
+    canon, chunks = chunk_blocks(document.blocks, "s-test", 1, tenant="default")
+    _, again = chunk_blocks(document.blocks, "s-test", 1, tenant="default")
     assert [c.chunk_id for c in again] == [c.chunk_id for c in chunks]
     for chunk in chunks:
         assert canon.text[chunk.char_start : chunk.char_end] == chunk.text

@@ -16,7 +16,7 @@ SENTENCE = "The workers restart one at a time after a deploy, and each one drain
 
 
 def chunks_of(*blocks: Block, policy: ChunkingPolicy | None = None) -> list[str]:
-    _, chunks = chunk_blocks(blocks, "src1", 1, policy)
+    _, chunks = chunk_blocks(blocks, "src1", 1, policy, tenant="t1")
     return [c.text for c in chunks]
 
 
@@ -28,6 +28,7 @@ def test_a_chunk_never_crosses_a_section() -> None:
         ],
         "src1",
         1,
+        tenant="t1",
     )
     assert [(c.text, c.section) for c in chunks] == [
         ("Alpha text about restarts.", "Restarts"),
@@ -38,7 +39,9 @@ def test_a_chunk_never_crosses_a_section() -> None:
 
 def test_long_sections_are_packed_within_the_limit_with_overlap() -> None:
     policy = ChunkingPolicy(max_tokens=60, overlap_tokens=20, min_tokens=5)
-    canon, chunks = chunk_blocks([Block(SENTENCE * 12, ("Ops",), page=3)], "src1", 1, policy)
+    canon, chunks = chunk_blocks(
+        [Block(SENTENCE * 12, ("Ops",), page=3)], "src1", 1, policy, tenant="t1"
+    )
     assert len(chunks) > 3
     for chunk in chunks:
         assert estimate_tokens(chunk.text) <= policy.max_tokens
@@ -72,3 +75,14 @@ def test_short_text_with_letters_and_long_letterless_text_are_kept() -> None:
 def test_the_embedded_text_names_title_and_headings_once() -> None:
     assert embedding_text("R", ("R", "Data frames"), "Text.") == "R > Data frames. Text."
     assert embedding_text("", (), "Text.") == "Text."
+
+
+def test_chunk_ids_are_scoped_to_the_tenant() -> None:
+    """Two tenants may each have a source ``guide``: their chunks never share an id."""
+    block = Block("The workers restart one at a time after a deploy.", ("Ops",), page=1)
+    _, ours = chunk_blocks([block], "guide", 1, tenant="acme")
+    _, theirs = chunk_blocks([block], "guide", 1, tenant="globex")
+    _, again = chunk_blocks([block], "guide", 1, tenant="acme")
+    assert [c.text for c in ours] == [c.text for c in theirs]
+    assert {c.chunk_id for c in ours}.isdisjoint(c.chunk_id for c in theirs)
+    assert [c.chunk_id for c in ours] == [c.chunk_id for c in again]

@@ -72,8 +72,13 @@ def chapter_and_section(path: Sequence[str]) -> tuple[str, str]:
     return chapter, section
 
 
-def chunk_id(source_id: str, version: int, ordinal: int, sha256: str) -> str:
-    key = f"{source_id}\x00{version}\x00{ordinal}\x00{sha256}".encode()
+def chunk_id(source_id: str, version: int, ordinal: int, sha256: str, *, tenant: str) -> str:
+    """Deterministic from (tenant, source, version, position, content hash).
+
+    Source ids are scoped to their tenant, so two tenants' ``guide`` v1 must not
+    share chunk ids. Ids stored before the tenant joined the key stay as stored.
+    """
+    key = f"{tenant}\x00{source_id}\x00{version}\x00{ordinal}\x00{sha256}".encode()
     return "c" + hashlib.sha256(key).hexdigest()[:31]
 
 
@@ -92,8 +97,12 @@ def chunk_blocks(
     source_id: str,
     version: int,
     policy: ChunkingPolicy | None = None,
+    *,
+    tenant: str,
 ) -> tuple[CanonicalText, tuple[Chunk, ...]]:
-    """Split blocks into chunks; consecutive blocks with one section path form a section."""
+    """Split blocks into chunks; consecutive blocks with one section path form a section.
+
+    ``tenant`` is the source's: a source id names a source within its tenant only."""
     policy = policy or ChunkingPolicy()
     canon = canonical_text(blocks)
     chunks: list[Chunk] = []
@@ -110,7 +119,7 @@ def chunk_blocks(
             chapter, section = chapter_and_section(first.section_path)
             chunks.append(
                 Chunk(
-                    chunk_id=chunk_id(source_id, version, ordinal, sha),
+                    chunk_id=chunk_id(source_id, version, ordinal, sha, tenant=tenant),
                     source_id=source_id,
                     version=version,
                     ordinal=ordinal,

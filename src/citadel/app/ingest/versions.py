@@ -117,7 +117,9 @@ class VersionPlanner:
 
         version_no = existing.current_version + 1 if existing else 1
         source_id = existing.source_id if existing else options.source_id or _new_source_id()
-        _, chunks = chunk_blocks(document.blocks, source_id, version_no, self._chunking)
+        _, chunks = chunk_blocks(
+            document.blocks, source_id, version_no, self._chunking, tenant=options.tenant
+        )
         if not chunks:
             raise IngestError(shown, "no_text", "no body text could be extracted")
         if options.acl_groups is not None:
