@@ -74,6 +74,7 @@ class Settings:
     home: Path = field(default=default_of("home"))
     db: str = default_of("db")
     generator: str = default_of("generator")
+    support_policy: str = default_of("support_policy")
     tenant: str = default_of("tenant")
     limits: Limits = field(default_factory=Limits)
     max_file_bytes: int = default_of("max_file_bytes")

@@ -41,6 +41,7 @@ from citadel.setting_kinds import (
 )
 
 GENERATORS = ("extractive", "openai")
+SUPPORT_POLICIES = ("label", "drop", "refuse")
 EMBEDDERS = ("minilm", "minilm-float", "hashing", "none")
 COOKIE_SECURITY = ("auto", "always")
 FUSION_METHODS = ("weighted", "rrf")
@@ -67,6 +68,15 @@ SETTINGS: tuple[Setting, ...] = (
         Choice(GENERATORS),
         "extractive",
         "answer generator: `extractive` or `openai`",
+    ),
+    Setting(
+        "CITADEL_SUPPORT_POLICY",
+        "support_policy",
+        Choice(SUPPORT_POLICIES),
+        "label",
+        "a segment no cited passage supports: `label` shows it marked unsupported,"
+        " `drop` removes it and marks the answer limited, `refuse` degrades the answer"
+        " to its search results",
     ),
     Setting(
         "CITADEL_LLM_BASE_URL",

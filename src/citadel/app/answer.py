@@ -36,6 +36,7 @@ from citadel.app.errors import InvalidRequest, RequestDeadlineExceeded
 from citadel.app.generation import GenerationOutcome, GuardedGenerator
 from citadel.app.ports import AnswerGenerator, Retrieval, TrustMetrics
 from citadel.app.resolver import CitationResolver, NullMetrics
+from citadel.app.support import SupportStep
 from citadel.domain.answer import (
     AnswerResult,
     Degraded,
@@ -49,7 +50,6 @@ from citadel.domain.manifest import ContextEvidence, Manifest, freeze_manifest
 from citadel.domain.search import SearchRequest, SearchResult
 from citadel.domain.selection import select_evidence
 from citadel.domain.users import Actor
-from citadel.domain.validation import Accepted
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +100,7 @@ class AnswerService:
         audit: AuditService | None = None,
         metrics: TrustMetrics | None = None,
         circuit: CircuitBreaker | None = None,
+        support: SupportStep | None = None,
         new_id: Callable[[], str] = _new_id,
     ) -> None:
         if cache is not None and cache.enabled and sources is None:
@@ -114,8 +115,9 @@ class AnswerService:
         self._audit = audit
         self._metrics = metrics or NullMetrics()
         self._generation = GuardedGenerator(
-            generator, limits, self._metrics, circuit or CircuitBreaker()
+            generator, limits, self._metrics, circuit or CircuitBreaker(), support
         )
+        self._support = support
         self._new_id = new_id
 
     @property
@@ -161,6 +163,10 @@ class AnswerService:
 
     def _count(self, result: AnswerResult) -> None:
         self._metrics.answer("accepted" if result.degraded is None else result.degraded.reason)
+        for segment in result.answer.segments if result.answer is not None else ():
+            label = segment.label
+            if label is not None:
+                self._metrics.support(label.value)
 
     async def _produce(self, request: AnswerRequest, actor: Actor, request_id: str) -> AnswerResult:
         answer_id = self._new_id()
@@ -184,6 +190,7 @@ class AnswerService:
             model=self._generator.model,
             prompt_version=self._generator.prompt_version,
             access=access_context(actor),
+            support=self._support.identity if self._support is not None else "",
         )
         revisions: Mapping[str, int] = {}
         if self._cache is not None and self._sources is not None:
@@ -201,8 +208,16 @@ class AnswerService:
                     raw_sha256=hit.raw_sha256,
                     attempts=0,
                     cached=True,
+                    support_checker=self._support.checker_name if self._support else "",
+                    support_policy=self._support.policy.value if self._support else "",
                 )
-                return self._result(answer_id, request_id, search, manifest, hit.verdict, record)
+                return self._result(
+                    answer_id,
+                    request_id,
+                    search,
+                    manifest,
+                    GenerationOutcome(hit.verdict, None, record, hit.supports, hit.limited),
+                )
 
         generated, shared = await self._coalescer.run(
             key, lambda: self._generate(request.search.query, manifest, key, revisions)
@@ -219,7 +234,9 @@ class AnswerService:
                 manifest=manifest,
                 generation=record,
             )
-        return self._result(answer_id, request_id, search, manifest, generated.verdict, record)
+        return self._result(
+            answer_id, request_id, search, manifest, replace(generated, record=record)
+        )
 
     async def _search_and_select(
         self, request: AnswerRequest, actor: Actor
@@ -248,6 +265,8 @@ class AnswerService:
                     prompt_sha256=generated.record.prompt_sha256,
                     raw_sha256=generated.record.raw_sha256,
                     revisions=dict(revisions),
+                    supports=generated.supports,
+                    limited=generated.limited,
                 ),
             )
         return generated
@@ -258,17 +277,19 @@ class AnswerService:
         request_id: str,
         search: SearchResult,
         manifest: Manifest,
-        verdict: Accepted,
-        record: GenerationRecord,
+        outcome: GenerationOutcome,
     ) -> AnswerResult:
+        assert outcome.verdict is not None
         return AnswerResult(
             answer_id=answer_id,
             request_id=request_id,
             search=search,
             answer=GroundedAnswer(
-                generator=self._generator.name, segments=attribute(verdict.segments, manifest)
+                generator=self._generator.name,
+                segments=attribute(outcome.verdict.segments, manifest, outcome.supports),
+                limited=outcome.limited,
             ),
             degraded=None,
             manifest=manifest,
-            generation=record,
+            generation=outcome.record,
         )

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from citadel.domain.support import Support
 from citadel.domain.users import Actor, Role
 from citadel.domain.validation import Accepted
 
@@ -56,6 +57,8 @@ class AnswerKey:
     model: str
     prompt_version: str
     access: str
+    support: str = ""
+    """The support checker and policy the answer was checked under."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +72,8 @@ class CachedAnswer:
     raw_sha256: str
     revisions: Mapping[str, int]
     """The revision of each source the manifest names, read before generation began."""
+    supports: tuple[tuple[Support, ...], ...] | None = None
+    limited: bool = False
 
 
 class AnswerCache:

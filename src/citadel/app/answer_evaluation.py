@@ -137,9 +137,8 @@ def on_section(section_path: Sequence[str], gold: str) -> bool:
 
 
 def support_label(citation: Citation) -> str | None:
-    """The citation's support label (``Citation.support_label``), once citations carry one."""
-    label = getattr(citation, "support_label", None)
-    return label if isinstance(label, str) and label else None
+    """The citation's support label; ``None`` where no support checker ran."""
+    return citation.support.label.value if citation.support is not None else None
 
 
 def score_answer(

@@ -6,14 +6,17 @@ import json
 from dataclasses import dataclass
 
 from citadel.app.errors import NotFound, ServiceUnavailable
-from citadel.app.ports import AuditLog, Clock
-from citadel.app.resolver import Target
+from citadel.app.ports import AuditLog, ChunkStore, Clock
+from citadel.app.ports.support import SupportChecker
+from citadel.app.resolver import NullMetrics, Target
+from citadel.app.support import Checked, SupportStep
 from citadel.domain.answer import AnswerResult
 from citadel.domain.audit import AuditRecord, answer_record
 from citadel.domain.audit_chain import AuditHead, MalformedHead
 from citadel.domain.audit_verify import ChainReport, verify_chain
 from citadel.domain.limits import Limits
-from citadel.domain.manifest import Manifest, manifest_entries, manifest_hash
+from citadel.domain.manifest import Manifest, ManifestEntry, manifest_entries, manifest_hash
+from citadel.domain.support import SupportPolicy
 from citadel.domain.users import Actor, Role
 from citadel.domain.validation import Accepted, validate_candidate
 
@@ -30,10 +33,22 @@ class ReplayReport:
 
 
 class AuditService:
-    def __init__(self, log: AuditLog, clock: Clock, limits: Limits) -> None:
+    def __init__(
+        self,
+        log: AuditLog,
+        clock: Clock,
+        limits: Limits,
+        *,
+        support: SupportChecker | None = None,
+        chunks: ChunkStore | None = None,
+    ) -> None:
+        """``support`` and ``chunks`` let ``replay`` recompute the support labels from
+        the stored passages; without them it re-validates membership only."""
         self._log = log
         self._clock = clock
         self._limits = limits
+        self._support = support
+        self._chunks = chunks
 
     def record(self, result: AnswerResult, actor: Actor) -> AuditRecord:
         """Append the record of ``result`` as shown to ``actor`` (its citations already
@@ -113,10 +128,68 @@ class AuditService:
             )
         manifest = Manifest(entries=entries, sha256=record.manifest_sha256, evidence=())
         verdict = validate_candidate(json.loads(record.output), manifest, self._limits)
-        if isinstance(verdict, Accepted):
-            replayed = "accepted"
-            holds = record.verdict == "accepted"
-        else:
+        if not isinstance(verdict, Accepted):
             replayed = f"degraded: invalid_output ({verdict.reason.value})"
             holds = record.verdict == "degraded" and record.reason == "invalid_output"
-        return ReplayReport(answer_id, stored, replayed, holds)
+            return ReplayReport(answer_id, stored, replayed, holds)
+        if not record.support_checker:
+            return ReplayReport(answer_id, stored, "accepted", record.verdict == "accepted")
+        return self._replay_support(record, stored, verdict, entries)
+
+    def _replay_support(
+        self,
+        record: AuditRecord,
+        stored: str,
+        verdict: Accepted,
+        entries: tuple[ManifestEntry, ...],
+    ) -> ReplayReport:
+        """Recompute each segment's support from the stored passages, apply the recorded
+        policy, and compare the verdict and every shown label with the record."""
+        answer_id = record.answer_id
+        if self._support is None or self._chunks is None:
+            holds = record.verdict == "accepted" or record.reason == "unsupported"
+            return ReplayReport(
+                answer_id, stored, stored, holds, "no support checker here: labels not recomputed"
+            )
+        found = self._chunks.passages([e.chunk_id for e in entries])
+        passages: dict[str, str] = {}
+        for entry in entries:
+            stored_passage = found.get(entry.chunk_id)
+            if stored_passage is None or stored_passage.chunk.sha256 != entry.content_sha256:
+                return ReplayReport(
+                    answer_id,
+                    stored,
+                    "passage gone",
+                    False,
+                    f"the passage of {entry.ref} is no longer stored as it was:"
+                    " support cannot be recomputed",
+                )
+            passages[entry.ref] = stored_passage.chunk.text
+        step = SupportStep(self._support, SupportPolicy(record.support_policy), NullMetrics())
+        decided = step.decide(step.check(verdict.segments, passages))
+        note = ""
+        if self._support.name != record.support_checker:
+            note = (
+                f"recorded with checker {record.support_checker}, recomputed with"
+                f" {self._support.name}"
+            )
+        if not isinstance(decided, Checked):
+            replayed = f"degraded: {decided.reason.value}"
+            holds = record.verdict == "degraded" and record.reason == decided.reason.value
+            return ReplayReport(answer_id, stored, replayed, holds, note)
+        labels = [
+            (index, ref, support.label.value)
+            for index, (segment, supports) in enumerate(
+                zip(decided.segments, decided.supports, strict=True)
+            )
+            for ref, support in zip(segment.refs, supports, strict=True)
+        ]
+        # A citation withheld from its reader (forbidden) was shown without its label.
+        withheld = {(c.segment, c.ref) for c in record.citations if not c.authorized}
+        shown = [(c.segment, c.ref, c.support) for c in record.citations]
+        labels = [(i, ref, "" if (i, ref) in withheld else label) for i, ref, label in labels]
+        same = labels == shown and decided.limited == record.limited
+        replayed = "accepted" if same else "accepted with other support labels"
+        return ReplayReport(
+            answer_id, stored, replayed, record.verdict == "accepted" and same, note
+        )

@@ -17,9 +17,11 @@ from dataclasses import dataclass, replace
 from citadel.app.circuit import CircuitBreaker, CircuitState
 from citadel.app.errors import InvalidGeneratorOutput
 from citadel.app.ports import AnswerGenerator, TrustMetrics
+from citadel.app.support import Checked, SupportStep, SupportVerdict, manifest_passages
 from citadel.domain.answer import Degraded, DegradedReason, GenerationRecord, GenerationRequest
 from citadel.domain.limits import Limits
 from citadel.domain.manifest import Manifest, canonical_json, prompt_evidence, sha256_hex
+from citadel.domain.support import Support, SupportPolicy
 from citadel.domain.validation import Accepted, validate_candidate
 
 
@@ -44,6 +46,10 @@ class GenerationOutcome:
     verdict: Accepted | None
     degraded: Degraded | None
     record: GenerationRecord
+    supports: tuple[tuple[Support, ...], ...] | None = None
+    """One ``Support`` per ref of each accepted segment; ``None`` without a checker."""
+    limited: bool = False
+    """Unsupported segments were removed (the ``drop`` policy)."""
 
 
 class GuardedGenerator:
@@ -55,8 +61,10 @@ class GuardedGenerator:
         limits: Limits,
         metrics: TrustMetrics,
         circuit: CircuitBreaker,
+        support: SupportStep | None = None,
     ) -> None:
         self._generator = generator
+        self._support = support
         self._limits = limits
         self._metrics = metrics
         self._bulkhead = Bulkhead(limits.max_concurrent_generations)
@@ -72,6 +80,8 @@ class GuardedGenerator:
             generator=self._generator.name,
             model=self._generator.model,
             prompt_version=self._generator.prompt_version,
+            support_checker=self._support.checker_name if self._support else "",
+            support_policy=self._support.policy.value if self._support else "",
         )
         if not self._bulkhead.try_enter():
             return GenerationOutcome(
@@ -109,10 +119,15 @@ class GuardedGenerator:
         deadline = loop.time() + deadline_s
         repair = ""
         rejected: Degraded | None = None
+        # A valid candidate with an unsupported segment, kept while its repair runs: if
+        # the repair fails or does not fit, the policy decides on this one instead.
+        pending: tuple[SupportVerdict, GenerationRecord] | None = None
         for attempt in range(1, self._limits.max_repairs + 2):
             started = loop.time()
             if rejected is not None and deadline - started < started - (deadline - deadline_s):
                 # The first attempt took more than half the budget: a repair would not fit.
+                if pending is not None:
+                    return self._fallback(pending, record)
                 return GenerationOutcome(
                     None, _after(rejected, "no time was left to regenerate"), record
                 )
@@ -128,6 +143,8 @@ class GuardedGenerator:
                     candidate = await self._generator.generate(request)
             except TimeoutError:
                 self._circuit.failed()
+                if pending is not None:
+                    return self._fallback(pending, record)
                 if rejected is not None:
                     return GenerationOutcome(
                         None, _after(rejected, "the regeneration did not finish in time"), record
@@ -148,6 +165,8 @@ class GuardedGenerator:
                 continue
             except Exception as exc:  # any other generator failure degrades, unrepaired
                 self._circuit.failed()
+                if pending is not None:
+                    return self._fallback(pending, record)
                 return GenerationOutcome(
                     None, Degraded(DegradedReason.GENERATOR_ERROR, _describe(exc)), record
                 )
@@ -164,7 +183,23 @@ class GuardedGenerator:
             verdict = validate_candidate(candidate.payload, manifest, self._limits)
             self._metrics.stage("validation", time.perf_counter() - validating)
             if isinstance(verdict, Accepted):
-                return GenerationOutcome(verdict, None, record)
+                if self._support is None:
+                    return GenerationOutcome(verdict, None, record)
+                found = await asyncio.to_thread(
+                    self._support.check, verdict.segments, manifest_passages(manifest)
+                )
+                if (
+                    found.unsupported
+                    and self._support.policy is not SupportPolicy.LABEL
+                    and attempt <= self._limits.max_repairs
+                ):
+                    # The bounded repair, on the same frozen manifest.
+                    pending = (found, record)
+                    rejected = Degraded(DegradedReason.UNSUPPORTED, "a segment was unsupported")
+                    self._metrics.rejection(DegradedReason.UNSUPPORTED.value)
+                    repair = repair_note(DegradedReason.UNSUPPORTED.value)
+                    continue
+                return self._decided(found, record)
             where = f" (segment {verdict.segment + 1})" if verdict.segment is not None else ""
             rejected = Degraded(
                 DegradedReason.INVALID_OUTPUT, f"{verdict.reason.value}: {verdict.detail}{where}"
@@ -172,9 +207,28 @@ class GuardedGenerator:
             self._metrics.rejection(verdict.reason.value)
             repair = repair_note(verdict.reason.value)
         assert rejected is not None
+        if pending is not None:
+            return self._fallback(pending, record)
         if self._limits.max_repairs:
             rejected = _after(rejected, "the regeneration was refused too")
         return GenerationOutcome(None, rejected, record)
+
+    def _fallback(
+        self, pending: tuple[SupportVerdict, GenerationRecord], record: GenerationRecord
+    ) -> GenerationOutcome:
+        """The repair of an unsupported candidate failed or did not fit: decide on it."""
+        found, made = pending
+        return self._decided(found, replace(made, attempts=record.attempts))
+
+    def _decided(self, found: SupportVerdict, record: GenerationRecord) -> GenerationOutcome:
+        """The support policy's decision on a valid candidate, as an outcome."""
+        assert self._support is not None
+        decided = self._support.decide(found)
+        if isinstance(decided, Checked):
+            return GenerationOutcome(
+                Accepted(decided.segments), None, record, decided.supports, decided.limited
+            )
+        return GenerationOutcome(None, decided, record)
 
 
 def repair_note(reason: str) -> str:

@@ -57,6 +57,7 @@ class NullMetrics:
     def answer(self, outcome: str) -> None: ...
     def rejection(self, reason: str) -> None: ...
     def resolution(self, state: str) -> None: ...
+    def support(self, label: str) -> None: ...
     def display_denial(self) -> None: ...
     def fabricated_link(self) -> None: ...
     def stage(self, name: str, seconds: float) -> None: ...
@@ -79,7 +80,11 @@ class CitationResolver:
         self._now = now
 
     def resolve(self, targets: Sequence[Target], actor: Actor) -> list[ResolvedLink]:
-        """Resolve each target for ``actor`` now; one registry read per distinct source."""
+        """Resolve each target for ``actor`` now; one registry read per distinct source.
+
+        Targets come from an answer of ``actor``'s tenant (the audit log refuses any
+        other), and a source id names a source within its tenant: each is looked up
+        in ``actor``'s tenant."""
         scope = AccessScope.of(actor)
         now = self._now()
         sources: dict[str, Source | None] = {}
@@ -87,7 +92,7 @@ class CitationResolver:
         links: list[ResolvedLink] = []
         for target in targets:
             if target.source_id not in sources:
-                sources[target.source_id] = self._registry.get(target.source_id)
+                sources[target.source_id] = self._registry.get(actor.tenant, target.source_id)
             link = self._resolve(target, sources[target.source_id], scope, actor, now, retained)
             self._metrics.resolution(link.state.value)
             if not link.authorized:
@@ -116,7 +121,9 @@ class CitationResolver:
         if target.version < source.current_version:
             if target.source_id not in retained:
                 retained[target.source_id] = frozenset(
-                    v.version for v in self._registry.versions(target.source_id) if v.retained
+                    v.version
+                    for v in self._registry.versions(actor.tenant, target.source_id)
+                    if v.retained
                 )
             href = None
             if target.version in retained[target.source_id] and self._signer is not None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from citadel.domain.errors import InvalidValue
 from citadel.domain.manifest import Manifest, PromptEvidence
 from citadel.domain.search import SearchResult
+from citadel.domain.support import Support, SupportLabel, strongest
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +81,9 @@ class Citation:
     pages: str
     link_state: LinkState = LinkState.UNAVAILABLE
     link_href: str | None = None
+    support: Support | None = None
+    """Whether the cited passage supports the segment, as the application checked it
+    (``None`` only where no support checker is configured)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,11 +91,20 @@ class CitedSegment:
     text: str
     citations: tuple[Citation, ...]
 
+    @property
+    def label(self) -> SupportLabel | None:
+        """The strongest support among the segment's citations; ``None`` when unchecked."""
+        labels = [c.support.label for c in self.citations if c.support is not None]
+        return strongest(labels) if labels else None
+
 
 @dataclass(frozen=True, slots=True)
 class GroundedAnswer:
     generator: str
     segments: tuple[CitedSegment, ...]
+    limited: bool = False
+    """True when segments were removed because no citation supported them (the
+    ``drop`` support policy): the answer says less than the generator wrote."""
 
 
 class DegradedReason(enum.StrEnum):
@@ -100,6 +113,9 @@ class DegradedReason(enum.StrEnum):
     GENERATOR_TIMEOUT = "generator_timeout"
     GENERATOR_BUSY = "generator_busy"
     INVALID_OUTPUT = "invalid_output"
+    UNSUPPORTED = "unsupported"
+    """A segment's citations do not support it, under the ``refuse`` support policy (or
+    every segment was unsupported under ``drop``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +141,10 @@ class GenerationRecord:
     """True when the answer was served from the answer cache (no generation ran)."""
     shared: bool = False
     """True when the answer came from an identical request's in-flight generation."""
+    support_checker: str = ""
+    """The support checker the answer's segments were checked with ("" when none)."""
+    support_policy: str = ""
+    """The support policy that decided on them: ``label``, ``drop`` or ``refuse``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,12 +164,24 @@ class AnswerResult:
             raise InvalidValue("an answer result has exactly one of answer and degraded")
 
 
-def attribute(segments: Sequence[AnswerSegment], manifest: Manifest) -> tuple[CitedSegment, ...]:
-    """Citations from the manifest and stored metadata only; the model supplied just refs."""
+def attribute(
+    segments: Sequence[AnswerSegment],
+    manifest: Manifest,
+    supports: Sequence[Sequence[Support]] | None = None,
+) -> tuple[CitedSegment, ...]:
+    """Citations from the manifest and stored metadata only; the model supplied just refs.
+
+    ``supports``, when given, holds one ``Support`` per ref of each segment, in order.
+    """
+    if supports is not None and (
+        len(supports) != len(segments)
+        or any(len(s) != len(seg.refs) for s, seg in zip(supports, segments, strict=True))
+    ):
+        raise InvalidValue("supports must give one result per ref of every segment")
     cited: list[CitedSegment] = []
-    for segment in segments:
+    for index, segment in enumerate(segments):
         citations: list[Citation] = []
-        for ref in segment.refs:
+        for position, ref in enumerate(segment.refs):
             entry = manifest.entry(ref)
             evidence = manifest.evidence_for(ref)
             # The validator admitted only manifest refs; a miss here is a bug, not input.
@@ -166,6 +198,7 @@ def attribute(segments: Sequence[AnswerSegment], manifest: Manifest) -> tuple[Ci
                     chapter=evidence.chapter,
                     section=evidence.section,
                     pages=evidence.pages,
+                    support=supports[index][position] if supports is not None else None,
                 )
             )
         cited.append(CitedSegment(text=segment.text, citations=tuple(citations)))

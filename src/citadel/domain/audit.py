@@ -10,7 +10,7 @@ tamper-evident is ``citadel.domain.audit_chain``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from citadel.domain.answer import AnswerResult, LinkState
 from citadel.domain.manifest import canonical_json, manifest_rows
@@ -25,6 +25,17 @@ class CitationAudit:
     ref: str
     state: str
     authorized: bool
+    support: str = ""
+    """The support label as shown ("" where no check ran, and in records made before)."""
+    score: float | None = None
+    span: tuple[int, int] | None = None
+    """For a quotation, where it lies in the cited passage."""
+
+    def support_json(self) -> dict[str, object] | None:
+        if not self.support:
+            return None
+        span = list(self.span) if self.span is not None else None
+        return {"label": self.support, "score": self.score, "span": span}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +61,10 @@ class AuditRecord:
     reason: str
     detail: str
     citations: tuple[CitationAudit, ...] = field(default=())
+    support_checker: str = ""
+    support_policy: str = ""
+    limited: bool = False
+    """Segments were removed because no citation supported them (policy ``drop``)."""
 
     def to_json(self) -> str:
         return canonical_json(
@@ -68,12 +83,18 @@ class AuditRecord:
                     "output": self.output,
                 },
                 "verdict": {"outcome": self.verdict, "reason": self.reason, "detail": self.detail},
+                "support": {
+                    "checker": self.support_checker,
+                    "policy": self.support_policy,
+                    "limited": self.limited,
+                },
                 "citations": [
                     {
                         "segment": c.segment,
                         "ref": c.ref,
                         "state": c.state,
                         "authorized": c.authorized,
+                        "support": c.support_json(),
                     }
                     for c in self.citations
                 ],
@@ -84,6 +105,8 @@ class AuditRecord:
     def from_json(cls, body: str) -> AuditRecord:
         data = json.loads(body)
         generation, verdict = data["generation"], data["verdict"]
+        # Records made before the support check have no "support" keys.
+        support = data.get("support") or {}
         return cls(
             answer_id=data["answer_id"],
             request_id=data["request_id"],
@@ -101,11 +124,30 @@ class AuditRecord:
             verdict=verdict["outcome"],
             reason=verdict["reason"],
             detail=verdict["detail"],
-            citations=tuple(
-                CitationAudit(c["segment"], c["ref"], c["state"], c["authorized"])
-                for c in data["citations"]
-            ),
+            citations=tuple(_citation_from_json(c) for c in data["citations"]),
+            support_checker=support.get("checker", ""),
+            support_policy=support.get("policy", ""),
+            limited=bool(support.get("limited", False)),
         )
+
+
+def _citation_from_json(c: dict[str, object]) -> CitationAudit:
+    support = c.get("support")
+    citation = CitationAudit(
+        int(c["segment"]),  # type: ignore[call-overload]
+        str(c["ref"]),
+        str(c["state"]),
+        bool(c["authorized"]),
+    )
+    if not isinstance(support, dict):
+        return citation
+    span = support.get("span")
+    return replace(
+        citation,
+        support=str(support["label"]),
+        score=float(support["score"]),
+        span=(int(span[0]), int(span[1])) if isinstance(span, list) else None,
+    )
 
 
 def answer_record(result: AnswerResult, actor: Actor, time: str) -> AuditRecord:
@@ -131,12 +173,18 @@ def answer_record(result: AnswerResult, actor: Actor, time: str) -> AuditRecord:
         verdict="accepted" if result.answer is not None else "degraded",
         reason=result.degraded.reason.value if result.degraded else "",
         detail=result.degraded.detail if result.degraded else "",
+        support_checker=generation.support_checker if generation else "",
+        support_policy=generation.support_policy if generation else "",
+        limited=result.answer.limited if result.answer else False,
         citations=tuple(
             CitationAudit(
                 segment=index,
                 ref=citation.ref,
                 state=citation.link_state.value,
                 authorized=citation.link_state is not LinkState.FORBIDDEN,
+                support=citation.support.label.value if citation.support else "",
+                score=citation.support.score if citation.support else None,
+                span=citation.support.span if citation.support else None,
             )
             for index, segment in enumerate(result.answer.segments if result.answer else ())
             for citation in segment.citations

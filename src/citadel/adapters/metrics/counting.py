@@ -13,6 +13,7 @@ class CountingMetrics:
         self.denials = 0
         self.fabricated = 0
         self.stages: Counter[str] = Counter()
+        self.supports: Counter[str] = Counter()
 
     def answer(self, outcome: str) -> None:
         self.answers[outcome] += 1
@@ -22,6 +23,9 @@ class CountingMetrics:
 
     def resolution(self, state: str) -> None:
         self.resolutions[state] += 1
+
+    def support(self, label: str) -> None:
+        self.supports[label] += 1
 
     def display_denial(self) -> None:
         self.denials += 1

@@ -51,6 +51,12 @@ class PrometheusMetrics:
             "Links shown that did not come from the resolver (must stay 0)",
             registry=self.registry,
         )
+        self._supports = Counter(
+            "citadel_answer_segments",
+            "Segments shown in answers, by support label",
+            ["label"],
+            registry=self.registry,
+        )
         self._stages = Histogram(
             "citadel_stage_seconds",
             "Time per answer stage",
@@ -61,6 +67,8 @@ class PrometheusMetrics:
         # Zero series exist from the start, so a dashboard shows 0 rather than nothing.
         self._fabricated.inc(0)
         self._denials.inc(0)
+        for label in ("verbatim", "supported", "partial", "unsupported"):
+            self._supports.labels(label=label).inc(0)
 
     def answer(self, outcome: str) -> None:
         self._answers.labels(outcome=outcome).inc()
@@ -70,6 +78,9 @@ class PrometheusMetrics:
 
     def resolution(self, state: str) -> None:
         self._resolutions.labels(state=state).inc()
+
+    def support(self, label: str) -> None:
+        self._supports.labels(label=label).inc()
 
     def display_denial(self) -> None:
         self._denials.inc()

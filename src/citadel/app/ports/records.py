@@ -62,6 +62,10 @@ class TrustMetrics(Protocol):
 
     def resolution(self, state: str) -> None: ...
 
+    def support(self, label: str) -> None:
+        """A segment shown in an answer, by its support label."""
+        ...
+
     def display_denial(self) -> None: ...
 
     def fabricated_link(self) -> None:
@@ -69,5 +73,5 @@ class TrustMetrics(Protocol):
         ...
 
     def stage(self, name: str, seconds: float) -> None:
-        """search, selection, generation, validation or resolution."""
+        """search, selection, generation, validation, support or resolution."""
         ...

@@ -15,7 +15,13 @@ from citadel.domain.audit import AuditRecord
 from citadel.domain.search import SearchResult
 from citadel.domain.source import Source
 from citadel.domain.users import User
-from citadel.entrypoints.present.labels import chapter_label, footnote, pages_label
+from citadel.entrypoints.present.labels import (
+    LIMITED_NOTE,
+    chapter_label,
+    footnote,
+    pages_label,
+    support_mark,
+)
 
 
 def answer_text(result: AnswerResult) -> str:
@@ -32,8 +38,11 @@ def answer_text(result: AnswerResult) -> str:
                 if key not in numbers:
                     numbers[key] = len(numbers) + 1
                     notes.append(footnote(numbers[key], citation) + link_note(citation))
-                marks.append(f"[{numbers[key]}]")
+                mark = support_mark(citation)
+                marks.append(f"[{numbers[key]}: {mark}]" if mark else f"[{numbers[key]}]")
             lines.append(f"{segment.text} {''.join(marks)}")
+        if result.answer.limited:
+            lines.extend(("", LIMITED_NOTE))
         lines.append("")
         lines.extend(notes)
     else:

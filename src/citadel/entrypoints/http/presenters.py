@@ -15,7 +15,13 @@ from citadel.domain.document import Chunk
 from citadel.domain.search import Evidence
 from citadel.domain.source import Source
 from citadel.domain.users import Actor, Role
-from citadel.entrypoints.present.labels import chapter_label, footnote, pages_label
+from citadel.entrypoints.present.labels import (
+    LIMITED_NOTE,
+    chapter_label,
+    footnote,
+    pages_label,
+    support_mark,
+)
 from citadel.entrypoints.present.shapes import source_json
 
 SERVER_DETAILS = ("origin",)
@@ -54,7 +60,19 @@ DEGRADED_WORDS = {
         "The written answer could not be checked against its sources, so it is not shown;"
         " here are the passages instead."
     ),
+    DegradedReason.UNSUPPORTED: (
+        "The written answer said things its cited passages do not support, so it is not"
+        " shown; here are the passages instead."
+    ),
 }
+
+SUPPORT_WORDS = {
+    "verbatim": "quoted from the passage",
+    "supported": "the passage supports this",
+    "partial": "the passage supports part of this",
+    "unsupported": "the passage does not support this",
+}
+"""The title of each support label beside a footnote mark."""
 
 LINK_WORDS = {
     LinkState.CANONICAL: "open the source",
@@ -77,9 +95,27 @@ class Footnote:
 
 
 @dataclass(frozen=True, slots=True)
+class Mark:
+    """A footnote mark after a segment, with the support of that citation."""
+
+    number: int
+    support: str
+    """The support label (``verbatim``…), or empty where none was checked."""
+
+    @property
+    def support_title(self) -> str:
+        return SUPPORT_WORDS.get(self.support, "")
+
+
+@dataclass(frozen=True, slots=True)
 class Sentence:
     text: str
-    notes: tuple[int, ...]
+    notes: tuple[Mark, ...]
+
+    @property
+    def code(self) -> bool:
+        """A segment of several lines (a quoted code block): shown with its line breaks."""
+        return "\n" in self.text
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +135,7 @@ class AnswerView:
     degraded: str | None
     degraded_code: str | None
     passages: tuple[Passage, ...]
+    limited: str | None = None
 
 
 def safe_href(citation: Citation) -> tuple[str | None, bool]:
@@ -127,7 +164,7 @@ def answer_view(result: AnswerResult) -> AnswerView:
     numbers: dict[str, int] = {}
     if result.answer is not None:
         for segment in result.answer.segments:
-            marks: list[int] = []
+            marks: list[Mark] = []
             for citation in segment.citations:
                 key = citation.evidence_id or f"forbidden-{citation.ref}"
                 if key not in numbers:
@@ -143,8 +180,8 @@ def answer_view(result: AnswerResult) -> AnswerView:
                             external=external,
                         )
                     )
-                if numbers[key] not in marks:
-                    marks.append(numbers[key])
+                if all(m.number != numbers[key] for m in marks):
+                    marks.append(Mark(numbers[key], support_mark(citation)))
             sentences.append(Sentence(segment.text, tuple(marks)))
     degraded = result.degraded
     return AnswerView(
@@ -155,6 +192,7 @@ def answer_view(result: AnswerResult) -> AnswerView:
         degraded=DEGRADED_WORDS.get(degraded.reason, degraded.detail) if degraded else None,
         degraded_code=degraded.reason.value if degraded else None,
         passages=passages(result.search.results),
+        limited=LIMITED_NOTE if result.answer is not None and result.answer.limited else None,
     )
 
 

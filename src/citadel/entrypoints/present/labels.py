@@ -42,3 +42,12 @@ def footnote(number: int, citation: Citation) -> str:
     if citation.pages:
         parts.append(pages_label(citation.pages))
     return f"[{number}] " + ", ".join(parts)
+
+
+def support_mark(citation: Citation) -> str:
+    """The support label shown beside a footnote mark (``verbatim``, ``unsupported``…);
+    empty where no check ran."""
+    return citation.support.label.value if citation.support is not None else ""
+
+
+LIMITED_NOTE = "Limited answer: segments the cited passages did not support were removed."

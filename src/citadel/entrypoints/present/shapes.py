@@ -18,6 +18,7 @@ from citadel.domain.answer import AnswerResult, Citation, GenerationRecord
 from citadel.domain.document import Chunk
 from citadel.domain.search import Evidence, SearchResult
 from citadel.domain.source import Source
+from citadel.domain.support import Support
 from citadel.domain.users import User
 
 
@@ -56,7 +57,16 @@ def citation_json(c: Citation) -> dict[str, Any]:
         "section": c.section,
         "pages": c.pages,
         "link": {"state": c.link_state.value, "href": c.link_href},
+        "support": support_json(c.support),
     }
+
+
+def support_json(support: Support | None) -> dict[str, Any] | None:
+    """The application's support check of one citation; ``span`` only for a quotation."""
+    if support is None:
+        return None
+    span = {"start": support.span[0], "end": support.span[1]} if support.span else None
+    return {"label": support.label.value, "score": round(support.score, 4), "span": span}
 
 
 def link_json(link: ResolvedLink) -> dict[str, Any]:
@@ -68,8 +78,13 @@ def answer_json(result: AnswerResult) -> dict[str, Any]:
     if result.answer is not None:
         answer = {
             "generator": result.answer.generator,
+            "limited": result.answer.limited,
             "segments": [
-                {"text": s.text, "citations": [citation_json(c) for c in s.citations]}
+                {
+                    "text": s.text,
+                    "support": s.label.value if s.label is not None else None,
+                    "citations": [citation_json(c) for c in s.citations],
+                }
                 for s in result.answer.segments
             ],
         }
@@ -220,7 +235,7 @@ def coverage_json(model: str | None, coverage: VectorCoverage | None) -> dict[st
 
 
 def answer_figures_json(f: AnswerFigures) -> dict[str, Any]:
-    """One row of ``eval answers``; ``support`` only once citations carry labels."""
+    """One row of ``eval answers``; ``support`` only when citations carry labels."""
     shape: dict[str, Any] = {
         "questions": f.questions,
         "hit@1": round(f.hit_at_1, 4),

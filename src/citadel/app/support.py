@@ -1,0 +1,120 @@
+"""The support step: every validated segment checked against each passage it cites,
+then the support policy applied.
+
+It runs after validation, on the same frozen manifest: membership is settled,
+and only the segment's text and the passages the model saw go into the check.
+What the model says about its own answer never does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from citadel.app.ports import TrustMetrics
+from citadel.app.ports.support import SupportChecker
+from citadel.domain.answer import AnswerSegment, Degraded, DegradedReason
+from citadel.domain.manifest import Manifest
+from citadel.domain.support import Support, SupportLabel, SupportPolicy, strongest
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A validated answer after the support policy: the segments kept, one ``Support``
+    per ref of each, and whether any were removed."""
+
+    segments: tuple[AnswerSegment, ...]
+    supports: tuple[tuple[Support, ...], ...]
+    limited: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SupportVerdict:
+    """What the check found before the policy decides: all segments with their support."""
+
+    segments: tuple[AnswerSegment, ...]
+    supports: tuple[tuple[Support, ...], ...]
+
+    @property
+    def unsupported(self) -> tuple[int, ...]:
+        """Indexes of segments that no citation supports at all."""
+        return tuple(
+            i
+            for i, found in enumerate(self.supports)
+            if strongest([s.label for s in found]) is SupportLabel.UNSUPPORTED
+        )
+
+
+class SupportStep:
+    """The checker and the policy, shared by every answer of one service."""
+
+    def __init__(
+        self, checker: SupportChecker, policy: SupportPolicy, metrics: TrustMetrics
+    ) -> None:
+        self._checker = checker
+        self._policy = policy
+        self._metrics = metrics
+
+    @property
+    def policy(self) -> SupportPolicy:
+        return self._policy
+
+    @property
+    def checker_name(self) -> str:
+        return self._checker.name
+
+    @property
+    def identity(self) -> str:
+        """The checker and the policy, for cache keys: a change of either is a new answer."""
+        return f"{self._checker.name}:{self._policy.value}"
+
+    def check(
+        self, segments: tuple[AnswerSegment, ...], passages: Mapping[str, str]
+    ) -> SupportVerdict:
+        """Each segment against every passage it cites, ``passages`` by ref (CPU work:
+        call off the event loop)."""
+        started = time.perf_counter()
+        pairs = [(segment.text, passages[ref]) for segment in segments for ref in segment.refs]
+        found = self._checker.check(pairs)
+        if len(found) != len(pairs):
+            raise RuntimeError(
+                f"the support checker gave {len(found)} results for {len(pairs)} pairs"
+            )
+        supports: list[tuple[Support, ...]] = []
+        at = 0
+        for segment in segments:
+            supports.append(tuple(found[at : at + len(segment.refs)]))
+            at += len(segment.refs)
+        self._metrics.stage("support", time.perf_counter() - started)
+        return SupportVerdict(segments, tuple(supports))
+
+    def decide(self, verdict: SupportVerdict) -> Checked | Degraded:
+        """The policy: label everything, drop what is unsupported, or refuse the answer."""
+        unsupported = verdict.unsupported
+        if not unsupported or self._policy is SupportPolicy.LABEL:
+            return Checked(verdict.segments, verdict.supports)
+        if self._policy is SupportPolicy.REFUSE or len(unsupported) == len(verdict.segments):
+            which = ", ".join(str(i + 1) for i in unsupported)
+            return Degraded(
+                DegradedReason.UNSUPPORTED,
+                f"no cited passage supports segment(s) {which}"
+                f" (support policy {self._policy.value}); showing search results",
+            )
+        keep = [i for i in range(len(verdict.segments)) if i not in unsupported]
+        return Checked(
+            tuple(verdict.segments[i] for i in keep),
+            tuple(verdict.supports[i] for i in keep),
+            limited=True,
+        )
+
+
+def manifest_passages(manifest: Manifest) -> dict[str, str]:
+    """Each ref's passage as the model saw it."""
+    out: dict[str, str] = {}
+    for entry in manifest.entries:
+        evidence = manifest.evidence_for(entry.ref)
+        # A frozen manifest carries the evidence of every entry; a miss is a bug.
+        assert evidence is not None
+        out[entry.ref] = evidence.passage
+    return out
