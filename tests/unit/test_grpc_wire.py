@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from citadel.adapters.grpc.tls import (
@@ -27,6 +29,7 @@ from citadel.domain.manifest import freeze_manifest
 from citadel.domain.requests import is_valid_request_id
 from citadel.domain.search import SearchFilters, SearchMode, SearchRequest, SearchResult
 from citadel.domain.selection import select_evidence
+from citadel.domain.support import Support, SupportLabel
 from citadel.domain.users import Actor, Role, UserStatus
 from citadel.wire.convert import (
     answer_request_from_wire,
@@ -217,6 +220,55 @@ def test_an_answer_result_round_trips_with_its_manifest() -> None:
         "a2", "r2", SearchResult("q"), None, Degraded(DegradedReason.GENERATOR_BUSY, "full")
     )
     assert answer_result_from_wire(answer_result_to_wire(degraded)) == degraded
+
+
+def test_support_labels_spans_and_limited_answers_cross_the_wire() -> None:
+    """Split mode shows the reader what one process shows: each citation's support."""
+    evidence = (make_evidence("e1", score=0.9), make_evidence("e2", "Another passage.", score=0.5))
+    manifest = freeze_manifest(select_evidence(evidence, Limits(), 0.0))
+    quoted = dataclasses.replace(
+        _citation("E1", "e1"), support=Support(1.0, SupportLabel.VERBATIM, (0, 15))
+    )
+    weak = dataclasses.replace(
+        _citation("E2", "e2"), support=Support(0.25, SupportLabel.UNSUPPORTED)
+    )
+    result = AnswerResult(
+        answer_id="a1",
+        request_id="r1",
+        search=SearchResult("q", evidence),
+        answer=GroundedAnswer(
+            "openai", (CitedSegment("A retry policy.", (quoted, weak)),), limited=True
+        ),
+        degraded=None,
+        manifest=manifest,
+        generation=GenerationRecord(
+            "openai", "m", "p1", attempts=2, support_checker="s/1", support_policy="drop"
+        ),
+    )
+    back = answer_result_from_wire(answer_result_to_wire(result))
+    assert back == result
+    assert back.answer is not None and back.answer.segments[0].label is SupportLabel.VERBATIM
+    refused = AnswerResult(
+        "a2", "r2", SearchResult("q"), None, Degraded(DegradedReason.UNSUPPORTED, "segment 1")
+    )
+    assert answer_result_from_wire(answer_result_to_wire(refused)) == refused
+
+
+def _citation(ref: str, evidence_id: str) -> Citation:
+    return Citation(
+        ref=ref,
+        evidence_id=evidence_id,
+        source_id="src-1",
+        version=1,
+        chunk_id=f"chunk-of-{evidence_id}",
+        title="Reliable Service Design",
+        author="Example Author",
+        chapter="Failure Handling",
+        section="Retry Budgets",
+        pages="42",
+        link_state=LinkState.VIEWER,
+        link_href="/v1/sources/src-1/versions/1/chunks/x",
+    )
 
 
 def test_the_tls_policy_refuses_to_apply_too_late() -> None:

@@ -26,6 +26,7 @@ from citadel.domain.answer import (
 from citadel.domain.errors import InvalidValue
 from citadel.domain.manifest import ContextEvidence, Manifest, ManifestEntry
 from citadel.domain.search import Evidence, SearchFilters, SearchMode, SearchRequest, SearchResult
+from citadel.domain.support import Support, SupportLabel
 from citadel.wire.gen import answer_pb2 as apb
 from citadel.wire.gen import retrieval_pb2 as rpb
 
@@ -55,7 +56,15 @@ _REASON_CODES: dict[DegradedReason, apb.DegradedReason] = {
     DegradedReason.GENERATOR_TIMEOUT: apb.DEGRADED_REASON_GENERATOR_TIMEOUT,
     DegradedReason.GENERATOR_BUSY: apb.DEGRADED_REASON_GENERATOR_BUSY,
     DegradedReason.INVALID_OUTPUT: apb.DEGRADED_REASON_INVALID_OUTPUT,
+    DegradedReason.UNSUPPORTED: apb.DEGRADED_REASON_UNSUPPORTED,
 }
+_SUPPORT_CODES: dict[SupportLabel, apb.SupportLabel] = {
+    SupportLabel.VERBATIM: apb.SUPPORT_LABEL_VERBATIM,
+    SupportLabel.SUPPORTED: apb.SUPPORT_LABEL_SUPPORTED,
+    SupportLabel.PARTIAL: apb.SUPPORT_LABEL_PARTIAL,
+    SupportLabel.UNSUPPORTED: apb.SUPPORT_LABEL_UNSUPPORTED,
+}
+_SUPPORTS = {code: label for label, code in _SUPPORT_CODES.items()}
 _REASONS = {code: reason for reason, code in _REASON_CODES.items()}
 
 
@@ -231,7 +240,32 @@ def _citation_to_wire(c: Citation) -> apb.Citation:
         section=c.section,
         pages=c.pages,
         link=link,
+        support=_support_to_wire(c.support),
     )
+
+
+def _support_to_wire(support: Support | None) -> apb.Support | None:
+    if support is None:
+        return None
+    message = apb.Support(label=_SUPPORT_CODES[support.label], score=support.score)
+    if support.span is not None:
+        message.span_start, message.span_end = support.span
+    return message
+
+
+def _support_from_wire(m: apb.Citation) -> Support | None:
+    if not m.HasField("support"):
+        return None
+    label = _SUPPORTS.get(m.support.label)
+    if label is None:
+        raise InvalidMessage(f"citation {m.ref} has an unknown support label {m.support.label}")
+    span = None
+    if m.support.HasField("span_start") and m.support.HasField("span_end"):
+        span = (m.support.span_start, m.support.span_end)
+    try:
+        return Support(m.support.score, label, span)
+    except InvalidValue as exc:
+        raise InvalidMessage(f"citation {m.ref}: {exc}") from None
 
 
 def _citation_from_wire(m: apb.Citation) -> Citation:
@@ -251,6 +285,7 @@ def _citation_from_wire(m: apb.Citation) -> Citation:
         pages=m.pages,
         link_state=state,
         link_href=m.link.href if m.link.HasField("href") else None,
+        support=_support_from_wire(m),
     )
 
 
@@ -268,6 +303,7 @@ def answer_result_to_wire(result: AnswerResult) -> apb.AnswerResponse:
                     apb.Segment(text=s.text, citations=[_citation_to_wire(c) for c in s.citations])
                     for s in result.answer.segments
                 ],
+                limited=result.answer.limited,
             )
         )
     if result.degraded is not None:
@@ -306,6 +342,8 @@ def answer_result_to_wire(result: AnswerResult) -> apb.AnswerResponse:
                 attempts=g.attempts,
                 cached=g.cached,
                 shared=g.shared,
+                support_checker=g.support_checker,
+                support_policy=g.support_policy,
             )
         )
     return message
@@ -326,6 +364,7 @@ def answer_result_from_wire(message: apb.AnswerResponse) -> AnswerResult:
                 )
                 for s in message.answer.segments
             ),
+            limited=message.answer.limited,
         )
     elif outcome == "degraded":
         reason = _REASONS.get(message.degraded.reason)
@@ -349,6 +388,8 @@ def answer_result_from_wire(message: apb.AnswerResponse) -> AnswerResult:
             attempts=g.attempts,
             cached=g.cached,
             shared=g.shared,
+            support_checker=g.support_checker,
+            support_policy=g.support_policy,
         )
     return AnswerResult(
         answer_id=message.answer_id,

@@ -27,37 +27,41 @@ _sym_db = _symbol_database.Default()
 from citadel.wire.gen import retrieval_pb2 as citadel_dot_v1_dot_retrieval__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x63itadel/v1/answer.proto\x12\ncitadel.v1\x1a\x1a\x63itadel/v1/retrieval.proto\"Z\n\rAnswerRequest\x12)\n\x06search\x18\x01 \x01(\x0b\x32\x19.citadel.v1.SearchRequest\x12\x1e\n\x16minimum_evidence_score\x18\x02 \x01(\x01\"H\n\x04Link\x12$\n\x05state\x18\x01 \x01(\x0e\x32\x15.citadel.v1.LinkState\x12\x11\n\x04href\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\x07\n\x05_href\"\xd2\x01\n\x08\x43itation\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x13\n\x0b\x65vidence_id\x18\x02 \x01(\t\x12\x11\n\tsource_id\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\x03\x12\x10\n\x08\x63hunk_id\x18\x05 \x01(\t\x12\r\n\x05title\x18\x06 \x01(\t\x12\x0e\n\x06\x61uthor\x18\x07 \x01(\t\x12\x0f\n\x07\x63hapter\x18\x08 \x01(\t\x12\x0f\n\x07section\x18\t \x01(\t\x12\r\n\x05pages\x18\n \x01(\t\x12\x1e\n\x04link\x18\x0b \x01(\x0b\x32\x10.citadel.v1.Link\"@\n\x07Segment\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\'\n\tcitations\x18\x02 \x03(\x0b\x32\x14.citadel.v1.Citation\"J\n\x0eGroundedAnswer\x12\x11\n\tgenerator\x18\x01 \x01(\t\x12%\n\x08segments\x18\x02 \x03(\x0b\x32\x13.citadel.v1.Segment\"F\n\x08\x44\x65graded\x12*\n\x06reason\x18\x01 \x01(\x0e\x32\x1a.citadel.v1.DegradedReason\x12\x0e\n\x06\x64\x65tail\x18\x02 \x01(\t\"\x7f\n\rManifestEntry\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x13\n\x0b\x65vidence_id\x18\x02 \x01(\t\x12\x11\n\tsource_id\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\x03\x12\x10\n\x08\x63hunk_id\x18\x05 \x01(\t\x12\x16\n\x0e\x63ontent_sha256\x18\x06 \x01(\t\"F\n\x08Manifest\x12\x0e\n\x06sha256\x18\x01 \x01(\t\x12*\n\x07\x65ntries\x18\x02 \x03(\x0b\x32\x19.citadel.v1.ManifestEntry\"\xa3\x01\n\nGeneration\x12\x11\n\tgenerator\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x16\n\x0eprompt_version\x18\x03 \x01(\t\x12\x15\n\rprompt_sha256\x18\x04 \x01(\t\x12\x12\n\nraw_sha256\x18\x05 \x01(\t\x12\x10\n\x08\x61ttempts\x18\x06 \x01(\x05\x12\x0e\n\x06\x63\x61\x63hed\x18\x07 \x01(\x08\x12\x0e\n\x06shared\x18\x08 \x01(\x08\"\x9a\x02\n\x0e\x41nswerResponse\x12\x11\n\tanswer_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12*\n\x06search\x18\x03 \x01(\x0b\x32\x1a.citadel.v1.SearchResponse\x12,\n\x06\x61nswer\x18\x04 \x01(\x0b\x32\x1a.citadel.v1.GroundedAnswerH\x00\x12(\n\x08\x64\x65graded\x18\x05 \x01(\x0b\x32\x14.citadel.v1.DegradedH\x00\x12&\n\x08manifest\x18\x06 \x01(\x0b\x32\x14.citadel.v1.Manifest\x12*\n\ngeneration\x18\x07 \x01(\x0b\x32\x16.citadel.v1.GenerationB\t\n\x07outcome*\xc1\x01\n\tLinkState\x12\x1a\n\x16LINK_STATE_UNSPECIFIED\x10\x00\x12\x18\n\x14LINK_STATE_CANONICAL\x10\x01\x12\x15\n\x11LINK_STATE_VIEWER\x10\x02\x12\x1a\n\x16LINK_STATE_UNAVAILABLE\x10\x03\x12\x18\n\x14LINK_STATE_FORBIDDEN\x10\x04\x12\x16\n\x12LINK_STATE_DELETED\x10\x05\x12\x19\n\x15LINK_STATE_SUPERSEDED\x10\x06*\xe6\x01\n\x0e\x44\x65gradedReason\x12\x1f\n\x1b\x44\x45GRADED_REASON_UNSPECIFIED\x10\x00\x12\x1f\n\x1b\x44\x45GRADED_REASON_NO_EVIDENCE\x10\x01\x12#\n\x1f\x44\x45GRADED_REASON_GENERATOR_ERROR\x10\x02\x12%\n!DEGRADED_REASON_GENERATOR_TIMEOUT\x10\x03\x12\"\n\x1e\x44\x45GRADED_REASON_GENERATOR_BUSY\x10\x04\x12\"\n\x1e\x44\x45GRADED_REASON_INVALID_OUTPUT\x10\x05\x32I\n\x06\x41nswer\x12?\n\x06\x41nswer\x12\x19.citadel.v1.AnswerRequest\x1a\x1a.citadel.v1.AnswerResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x63itadel/v1/answer.proto\x12\ncitadel.v1\x1a\x1a\x63itadel/v1/retrieval.proto\"Z\n\rAnswerRequest\x12)\n\x06search\x18\x01 \x01(\x0b\x32\x19.citadel.v1.SearchRequest\x12\x1e\n\x16minimum_evidence_score\x18\x02 \x01(\x01\"H\n\x04Link\x12$\n\x05state\x18\x01 \x01(\x0e\x32\x15.citadel.v1.LinkState\x12\x11\n\x04href\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\x07\n\x05_href\"\xf8\x01\n\x08\x43itation\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x13\n\x0b\x65vidence_id\x18\x02 \x01(\t\x12\x11\n\tsource_id\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\x03\x12\x10\n\x08\x63hunk_id\x18\x05 \x01(\t\x12\r\n\x05title\x18\x06 \x01(\t\x12\x0e\n\x06\x61uthor\x18\x07 \x01(\t\x12\x0f\n\x07\x63hapter\x18\x08 \x01(\t\x12\x0f\n\x07section\x18\t \x01(\t\x12\r\n\x05pages\x18\n \x01(\t\x12\x1e\n\x04link\x18\x0b \x01(\x0b\x32\x10.citadel.v1.Link\x12$\n\x07support\x18\x0c \x01(\x0b\x32\x13.citadel.v1.Support\"\x8d\x01\n\x07Support\x12\'\n\x05label\x18\x01 \x01(\x0e\x32\x18.citadel.v1.SupportLabel\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x17\n\nspan_start\x18\x03 \x01(\x03H\x00\x88\x01\x01\x12\x15\n\x08span_end\x18\x04 \x01(\x03H\x01\x88\x01\x01\x42\r\n\x0b_span_startB\x0b\n\t_span_end\"@\n\x07Segment\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\'\n\tcitations\x18\x02 \x03(\x0b\x32\x14.citadel.v1.Citation\"[\n\x0eGroundedAnswer\x12\x11\n\tgenerator\x18\x01 \x01(\t\x12%\n\x08segments\x18\x02 \x03(\x0b\x32\x13.citadel.v1.Segment\x12\x0f\n\x07limited\x18\x03 \x01(\x08\"F\n\x08\x44\x65graded\x12*\n\x06reason\x18\x01 \x01(\x0e\x32\x1a.citadel.v1.DegradedReason\x12\x0e\n\x06\x64\x65tail\x18\x02 \x01(\t\"\x7f\n\rManifestEntry\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x13\n\x0b\x65vidence_id\x18\x02 \x01(\t\x12\x11\n\tsource_id\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\x03\x12\x10\n\x08\x63hunk_id\x18\x05 \x01(\t\x12\x16\n\x0e\x63ontent_sha256\x18\x06 \x01(\t\"F\n\x08Manifest\x12\x0e\n\x06sha256\x18\x01 \x01(\t\x12*\n\x07\x65ntries\x18\x02 \x03(\x0b\x32\x19.citadel.v1.ManifestEntry\"\xd4\x01\n\nGeneration\x12\x11\n\tgenerator\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x16\n\x0eprompt_version\x18\x03 \x01(\t\x12\x15\n\rprompt_sha256\x18\x04 \x01(\t\x12\x12\n\nraw_sha256\x18\x05 \x01(\t\x12\x10\n\x08\x61ttempts\x18\x06 \x01(\x05\x12\x0e\n\x06\x63\x61\x63hed\x18\x07 \x01(\x08\x12\x0e\n\x06shared\x18\x08 \x01(\x08\x12\x17\n\x0fsupport_checker\x18\t \x01(\t\x12\x16\n\x0esupport_policy\x18\n \x01(\t\"\x9a\x02\n\x0e\x41nswerResponse\x12\x11\n\tanswer_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12*\n\x06search\x18\x03 \x01(\x0b\x32\x1a.citadel.v1.SearchResponse\x12,\n\x06\x61nswer\x18\x04 \x01(\x0b\x32\x1a.citadel.v1.GroundedAnswerH\x00\x12(\n\x08\x64\x65graded\x18\x05 \x01(\x0b\x32\x14.citadel.v1.DegradedH\x00\x12&\n\x08manifest\x18\x06 \x01(\x0b\x32\x14.citadel.v1.Manifest\x12*\n\ngeneration\x18\x07 \x01(\x0b\x32\x16.citadel.v1.GenerationB\t\n\x07outcome*\xc1\x01\n\tLinkState\x12\x1a\n\x16LINK_STATE_UNSPECIFIED\x10\x00\x12\x18\n\x14LINK_STATE_CANONICAL\x10\x01\x12\x15\n\x11LINK_STATE_VIEWER\x10\x02\x12\x1a\n\x16LINK_STATE_UNAVAILABLE\x10\x03\x12\x18\n\x14LINK_STATE_FORBIDDEN\x10\x04\x12\x16\n\x12LINK_STATE_DELETED\x10\x05\x12\x19\n\x15LINK_STATE_SUPERSEDED\x10\x06*\xa0\x01\n\x0cSupportLabel\x12\x1d\n\x19SUPPORT_LABEL_UNSPECIFIED\x10\x00\x12\x1a\n\x16SUPPORT_LABEL_VERBATIM\x10\x01\x12\x1b\n\x17SUPPORT_LABEL_SUPPORTED\x10\x02\x12\x19\n\x15SUPPORT_LABEL_PARTIAL\x10\x03\x12\x1d\n\x19SUPPORT_LABEL_UNSUPPORTED\x10\x04*\x87\x02\n\x0e\x44\x65gradedReason\x12\x1f\n\x1b\x44\x45GRADED_REASON_UNSPECIFIED\x10\x00\x12\x1f\n\x1b\x44\x45GRADED_REASON_NO_EVIDENCE\x10\x01\x12#\n\x1f\x44\x45GRADED_REASON_GENERATOR_ERROR\x10\x02\x12%\n!DEGRADED_REASON_GENERATOR_TIMEOUT\x10\x03\x12\"\n\x1e\x44\x45GRADED_REASON_GENERATOR_BUSY\x10\x04\x12\"\n\x1e\x44\x45GRADED_REASON_INVALID_OUTPUT\x10\x05\x12\x1f\n\x1b\x44\x45GRADED_REASON_UNSUPPORTED\x10\x06\x32I\n\x06\x41nswer\x12?\n\x06\x41nswer\x12\x19.citadel.v1.AnswerRequest\x1a\x1a.citadel.v1.AnswerResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'citadel.v1.answer_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LINKSTATE']._serialized_start=1313
-  _globals['_LINKSTATE']._serialized_end=1506
-  _globals['_DEGRADEDREASON']._serialized_start=1509
-  _globals['_DEGRADEDREASON']._serialized_end=1739
+  _globals['_LINKSTATE']._serialized_start=1561
+  _globals['_LINKSTATE']._serialized_end=1754
+  _globals['_SUPPORTLABEL']._serialized_start=1757
+  _globals['_SUPPORTLABEL']._serialized_end=1917
+  _globals['_DEGRADEDREASON']._serialized_start=1920
+  _globals['_DEGRADEDREASON']._serialized_end=2183
   _globals['_ANSWERREQUEST']._serialized_start=67
   _globals['_ANSWERREQUEST']._serialized_end=157
   _globals['_LINK']._serialized_start=159
   _globals['_LINK']._serialized_end=231
   _globals['_CITATION']._serialized_start=234
-  _globals['_CITATION']._serialized_end=444
-  _globals['_SEGMENT']._serialized_start=446
-  _globals['_SEGMENT']._serialized_end=510
-  _globals['_GROUNDEDANSWER']._serialized_start=512
-  _globals['_GROUNDEDANSWER']._serialized_end=586
-  _globals['_DEGRADED']._serialized_start=588
-  _globals['_DEGRADED']._serialized_end=658
-  _globals['_MANIFESTENTRY']._serialized_start=660
-  _globals['_MANIFESTENTRY']._serialized_end=787
-  _globals['_MANIFEST']._serialized_start=789
-  _globals['_MANIFEST']._serialized_end=859
-  _globals['_GENERATION']._serialized_start=862
-  _globals['_GENERATION']._serialized_end=1025
-  _globals['_ANSWERRESPONSE']._serialized_start=1028
-  _globals['_ANSWERRESPONSE']._serialized_end=1310
-  _globals['_ANSWER']._serialized_start=1741
-  _globals['_ANSWER']._serialized_end=1814
+  _globals['_CITATION']._serialized_end=482
+  _globals['_SUPPORT']._serialized_start=485
+  _globals['_SUPPORT']._serialized_end=626
+  _globals['_SEGMENT']._serialized_start=628
+  _globals['_SEGMENT']._serialized_end=692
+  _globals['_GROUNDEDANSWER']._serialized_start=694
+  _globals['_GROUNDEDANSWER']._serialized_end=785
+  _globals['_DEGRADED']._serialized_start=787
+  _globals['_DEGRADED']._serialized_end=857
+  _globals['_MANIFESTENTRY']._serialized_start=859
+  _globals['_MANIFESTENTRY']._serialized_end=986
+  _globals['_MANIFEST']._serialized_start=988
+  _globals['_MANIFEST']._serialized_end=1058
+  _globals['_GENERATION']._serialized_start=1061
+  _globals['_GENERATION']._serialized_end=1273
+  _globals['_ANSWERRESPONSE']._serialized_start=1276
+  _globals['_ANSWERRESPONSE']._serialized_end=1558
+  _globals['_ANSWER']._serialized_start=2185
+  _globals['_ANSWER']._serialized_end=2258
 # @@protoc_insertion_point(module_scope)

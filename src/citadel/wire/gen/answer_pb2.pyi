@@ -20,6 +20,14 @@ class LinkState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     LINK_STATE_DELETED: _ClassVar[LinkState]
     LINK_STATE_SUPERSEDED: _ClassVar[LinkState]
 
+class SupportLabel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SUPPORT_LABEL_UNSPECIFIED: _ClassVar[SupportLabel]
+    SUPPORT_LABEL_VERBATIM: _ClassVar[SupportLabel]
+    SUPPORT_LABEL_SUPPORTED: _ClassVar[SupportLabel]
+    SUPPORT_LABEL_PARTIAL: _ClassVar[SupportLabel]
+    SUPPORT_LABEL_UNSUPPORTED: _ClassVar[SupportLabel]
+
 class DegradedReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     DEGRADED_REASON_UNSPECIFIED: _ClassVar[DegradedReason]
@@ -28,6 +36,7 @@ class DegradedReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DEGRADED_REASON_GENERATOR_TIMEOUT: _ClassVar[DegradedReason]
     DEGRADED_REASON_GENERATOR_BUSY: _ClassVar[DegradedReason]
     DEGRADED_REASON_INVALID_OUTPUT: _ClassVar[DegradedReason]
+    DEGRADED_REASON_UNSUPPORTED: _ClassVar[DegradedReason]
 LINK_STATE_UNSPECIFIED: LinkState
 LINK_STATE_CANONICAL: LinkState
 LINK_STATE_VIEWER: LinkState
@@ -35,12 +44,18 @@ LINK_STATE_UNAVAILABLE: LinkState
 LINK_STATE_FORBIDDEN: LinkState
 LINK_STATE_DELETED: LinkState
 LINK_STATE_SUPERSEDED: LinkState
+SUPPORT_LABEL_UNSPECIFIED: SupportLabel
+SUPPORT_LABEL_VERBATIM: SupportLabel
+SUPPORT_LABEL_SUPPORTED: SupportLabel
+SUPPORT_LABEL_PARTIAL: SupportLabel
+SUPPORT_LABEL_UNSUPPORTED: SupportLabel
 DEGRADED_REASON_UNSPECIFIED: DegradedReason
 DEGRADED_REASON_NO_EVIDENCE: DegradedReason
 DEGRADED_REASON_GENERATOR_ERROR: DegradedReason
 DEGRADED_REASON_GENERATOR_TIMEOUT: DegradedReason
 DEGRADED_REASON_GENERATOR_BUSY: DegradedReason
 DEGRADED_REASON_INVALID_OUTPUT: DegradedReason
+DEGRADED_REASON_UNSUPPORTED: DegradedReason
 
 class AnswerRequest(_message.Message):
     __slots__ = ("search", "minimum_evidence_score")
@@ -59,7 +74,7 @@ class Link(_message.Message):
     def __init__(self, state: _Optional[_Union[LinkState, str]] = ..., href: _Optional[str] = ...) -> None: ...
 
 class Citation(_message.Message):
-    __slots__ = ("ref", "evidence_id", "source_id", "version", "chunk_id", "title", "author", "chapter", "section", "pages", "link")
+    __slots__ = ("ref", "evidence_id", "source_id", "version", "chunk_id", "title", "author", "chapter", "section", "pages", "link", "support")
     REF_FIELD_NUMBER: _ClassVar[int]
     EVIDENCE_ID_FIELD_NUMBER: _ClassVar[int]
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -71,6 +86,7 @@ class Citation(_message.Message):
     SECTION_FIELD_NUMBER: _ClassVar[int]
     PAGES_FIELD_NUMBER: _ClassVar[int]
     LINK_FIELD_NUMBER: _ClassVar[int]
+    SUPPORT_FIELD_NUMBER: _ClassVar[int]
     ref: str
     evidence_id: str
     source_id: str
@@ -82,7 +98,20 @@ class Citation(_message.Message):
     section: str
     pages: str
     link: Link
-    def __init__(self, ref: _Optional[str] = ..., evidence_id: _Optional[str] = ..., source_id: _Optional[str] = ..., version: _Optional[int] = ..., chunk_id: _Optional[str] = ..., title: _Optional[str] = ..., author: _Optional[str] = ..., chapter: _Optional[str] = ..., section: _Optional[str] = ..., pages: _Optional[str] = ..., link: _Optional[_Union[Link, _Mapping]] = ...) -> None: ...
+    support: Support
+    def __init__(self, ref: _Optional[str] = ..., evidence_id: _Optional[str] = ..., source_id: _Optional[str] = ..., version: _Optional[int] = ..., chunk_id: _Optional[str] = ..., title: _Optional[str] = ..., author: _Optional[str] = ..., chapter: _Optional[str] = ..., section: _Optional[str] = ..., pages: _Optional[str] = ..., link: _Optional[_Union[Link, _Mapping]] = ..., support: _Optional[_Union[Support, _Mapping]] = ...) -> None: ...
+
+class Support(_message.Message):
+    __slots__ = ("label", "score", "span_start", "span_end")
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    SPAN_START_FIELD_NUMBER: _ClassVar[int]
+    SPAN_END_FIELD_NUMBER: _ClassVar[int]
+    label: SupportLabel
+    score: float
+    span_start: int
+    span_end: int
+    def __init__(self, label: _Optional[_Union[SupportLabel, str]] = ..., score: _Optional[float] = ..., span_start: _Optional[int] = ..., span_end: _Optional[int] = ...) -> None: ...
 
 class Segment(_message.Message):
     __slots__ = ("text", "citations")
@@ -93,12 +122,14 @@ class Segment(_message.Message):
     def __init__(self, text: _Optional[str] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ...) -> None: ...
 
 class GroundedAnswer(_message.Message):
-    __slots__ = ("generator", "segments")
+    __slots__ = ("generator", "segments", "limited")
     GENERATOR_FIELD_NUMBER: _ClassVar[int]
     SEGMENTS_FIELD_NUMBER: _ClassVar[int]
+    LIMITED_FIELD_NUMBER: _ClassVar[int]
     generator: str
     segments: _containers.RepeatedCompositeFieldContainer[Segment]
-    def __init__(self, generator: _Optional[str] = ..., segments: _Optional[_Iterable[_Union[Segment, _Mapping]]] = ...) -> None: ...
+    limited: bool
+    def __init__(self, generator: _Optional[str] = ..., segments: _Optional[_Iterable[_Union[Segment, _Mapping]]] = ..., limited: _Optional[bool] = ...) -> None: ...
 
 class Degraded(_message.Message):
     __slots__ = ("reason", "detail")
@@ -133,7 +164,7 @@ class Manifest(_message.Message):
     def __init__(self, sha256: _Optional[str] = ..., entries: _Optional[_Iterable[_Union[ManifestEntry, _Mapping]]] = ...) -> None: ...
 
 class Generation(_message.Message):
-    __slots__ = ("generator", "model", "prompt_version", "prompt_sha256", "raw_sha256", "attempts", "cached", "shared")
+    __slots__ = ("generator", "model", "prompt_version", "prompt_sha256", "raw_sha256", "attempts", "cached", "shared", "support_checker", "support_policy")
     GENERATOR_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     PROMPT_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -142,6 +173,8 @@ class Generation(_message.Message):
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     CACHED_FIELD_NUMBER: _ClassVar[int]
     SHARED_FIELD_NUMBER: _ClassVar[int]
+    SUPPORT_CHECKER_FIELD_NUMBER: _ClassVar[int]
+    SUPPORT_POLICY_FIELD_NUMBER: _ClassVar[int]
     generator: str
     model: str
     prompt_version: str
@@ -150,7 +183,9 @@ class Generation(_message.Message):
     attempts: int
     cached: bool
     shared: bool
-    def __init__(self, generator: _Optional[str] = ..., model: _Optional[str] = ..., prompt_version: _Optional[str] = ..., prompt_sha256: _Optional[str] = ..., raw_sha256: _Optional[str] = ..., attempts: _Optional[int] = ..., cached: _Optional[bool] = ..., shared: _Optional[bool] = ...) -> None: ...
+    support_checker: str
+    support_policy: str
+    def __init__(self, generator: _Optional[str] = ..., model: _Optional[str] = ..., prompt_version: _Optional[str] = ..., prompt_sha256: _Optional[str] = ..., raw_sha256: _Optional[str] = ..., attempts: _Optional[int] = ..., cached: _Optional[bool] = ..., shared: _Optional[bool] = ..., support_checker: _Optional[str] = ..., support_policy: _Optional[str] = ...) -> None: ...
 
 class AnswerResponse(_message.Message):
     __slots__ = ("answer_id", "request_id", "search", "answer", "degraded", "manifest", "generation")
