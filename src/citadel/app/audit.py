@@ -15,7 +15,13 @@ from citadel.domain.audit import AuditRecord, answer_record
 from citadel.domain.audit_chain import AuditHead, MalformedHead
 from citadel.domain.audit_verify import ChainReport, verify_chain
 from citadel.domain.limits import Limits
-from citadel.domain.manifest import Manifest, ManifestEntry, manifest_entries, manifest_hash
+from citadel.domain.manifest import (
+    Manifest,
+    ManifestEntry,
+    manifest_entries,
+    manifest_hash,
+    sha256_hex,
+)
 from citadel.domain.support import SupportPolicy
 from citadel.domain.users import Actor, Role
 from citadel.domain.validation import Accepted, validate_candidate
@@ -155,7 +161,11 @@ class AuditService:
         passages: dict[str, str] = {}
         for entry in entries:
             stored_passage = found.get(entry.chunk_id)
-            if stored_passage is None or stored_passage.chunk.sha256 != entry.content_sha256:
+            # The text itself is hashed: a stored hash column could be rewritten with it.
+            if (
+                stored_passage is None
+                or sha256_hex(stored_passage.chunk.text) != entry.content_sha256
+            ):
                 return ReplayReport(
                     answer_id,
                     stored,
