@@ -1,0 +1,116 @@
+"""Benchmark: the support check of one answer (8 segments, each against a real passage).
+
+Passages are SciFact abstracts (chunk-sized: ~1.5 KiB of real scientific prose),
+segments the SciFact claims about them — new text, so nothing is a quotation and
+every pair goes through the features and the combiner. Each answer is checked
+once with cold passage caches (an answer's passages are new to the checker), and
+the p50/p95 per answer is printed for each checker; the figure is the median of
+``--runs`` runs. Run: `.venv/bin/python bench/support_latency.py [--json]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from citadel.adapters.embedding.minilm import MiniLmEmbedder
+from citadel.adapters.support import FeatureSupportChecker, default_checker, lexical_checker
+from citadel.domain.support_features import passage_view
+
+SCIFACT = Path("../shared/data/scifact")
+SEGMENTS = 8
+
+
+def answers(count: int, seed: int = 14) -> list[list[tuple[str, str]]]:
+    abstracts = {}
+    for line in (SCIFACT / "corpus.jsonl").read_text("utf-8").splitlines():
+        row = json.loads(line)
+        abstracts[row["_id"]] = row["text"]
+    claims = {}
+    for line in (SCIFACT / "support_train.jsonl").read_text("utf-8").splitlines():
+        row = json.loads(line)
+        if row["doc_id"] in abstracts:
+            claims[(row["claim"], row["doc_id"])] = abstracts[row["doc_id"]]
+    pairs = list(claims.items())
+    random.Random(seed).shuffle(pairs)
+    flat = [(claim, passage) for (claim, _), passage in pairs]
+    return [flat[i : i + SEGMENTS] for i in range(0, SEGMENTS * count, SEGMENTS)]
+
+
+def run(checker: FeatureSupportChecker, batch: list[list[tuple[str, str]]]) -> tuple[float, float]:
+    timings = []
+    for answer in batch:
+        passage_view.cache_clear()
+        started = time.perf_counter()
+        checker.check(answer)
+        timings.append((time.perf_counter() - started) * 1000)
+    timings.sort()
+    return timings[len(timings) // 2], timings[int(0.95 * (len(timings) - 1))]
+
+
+def cpu() -> dict[str, object]:
+    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    model = next(
+        (ln.split(":", 1)[1].strip() for ln in info.splitlines() if "model name" in ln), ""
+    )
+    return {
+        "cpu": model or platform.processor(),
+        "cores": os.cpu_count(),
+        "avx512_vnni": " avx512_vnni" in info,
+        "amx": " amx_int8" in info,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--answers", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--embedder-answers", type=int, default=40)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    batch = answers(args.answers)
+    embedder = MiniLmEmbedder()
+    # A fresh checker per run: the embedder checker's vector cache starts empty.
+    checkers: dict[str, tuple[Callable[[], FeatureSupportChecker], list]] = {
+        "lexical": (lexical_checker, batch),
+        "static (default)": (default_checker, batch),
+        "embedder (MiniLM int8)": (
+            lambda: default_checker(embedder),
+            batch[: args.embedder_answers],
+        ),
+    }
+    results: dict[str, object] = {"segments_per_answer": SEGMENTS, **cpu()}
+    for name, (make, answers_) in checkers.items():
+        make().check(batch[-1])  # loads tables and models outside the timing
+        runs = [run(make(), answers_) for _ in range(args.runs)]
+        results[name] = {
+            "answers": len(answers_),
+            "p50_ms": round(statistics.median(r[0] for r in runs), 3),
+            "p95_ms": round(statistics.median(r[1] for r in runs), 3),
+            "runs_p95_ms": [round(r[1], 3) for r in runs],
+        }
+    if args.json:
+        print(json.dumps(results, indent=1))
+        return
+    print(
+        f"{results['cpu']} ({results['cores']} cores), avx512_vnni {results['avx512_vnni']}, "
+        f"amx {results['amx']}; {SEGMENTS} segments per answer, median of {args.runs} runs"
+    )
+    for name in checkers:
+        row = results[name]
+        assert isinstance(row, dict)
+        print(
+            f"{name:24} {row['answers']:4} answers  p50 {row['p50_ms']:7.2f} ms  "
+            f"p95 {row['p95_ms']:7.2f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()

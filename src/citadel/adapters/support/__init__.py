@@ -1,0 +1,48 @@
+"""The support checker adapters (the ``SupportChecker`` port).
+
+``default_checker()`` is the one the answer path uses: quotation detection, the
+pure features and MiniLM's static word-piece alignment, combined by the committed
+logistic regression; within the 5 ms per 8-segment answer budget. Pass an
+embedder (``default_checker(embedder)``) to add its sentence cosine — measurably
+more costly (docs/support.md). ``lexical_checker()`` needs no model file at all
+(tests).
+"""
+
+from __future__ import annotations
+
+from citadel.adapters.support.checker import (
+    FEATURES,
+    FeatureSupportChecker,
+    VectorCache,
+    pair_features,
+)
+from citadel.adapters.support.combiner import Combiner, load_combiner
+from citadel.adapters.support.static_tokens import StaticTokens
+from citadel.app.ports import Embedder
+
+_TOKENS = StaticTokens()
+"""One table per process: 12 MB of int8 codes, loaded on the first check."""
+
+
+def default_checker(embedder: Embedder | None = None) -> FeatureSupportChecker:
+    """The shipped checker: ``static`` features, or ``embedder`` ones when given one."""
+    kind = "embedder" if embedder is not None else "static"
+    return FeatureSupportChecker(load_combiner(kind), embedder=embedder, tokens=_TOKENS)
+
+
+def lexical_checker() -> FeatureSupportChecker:
+    """Quotation detection and the pure features only: no model file, for tests."""
+    return FeatureSupportChecker(load_combiner("lexical"))
+
+
+__all__ = [
+    "FEATURES",
+    "Combiner",
+    "FeatureSupportChecker",
+    "StaticTokens",
+    "VectorCache",
+    "default_checker",
+    "lexical_checker",
+    "load_combiner",
+    "pair_features",
+]

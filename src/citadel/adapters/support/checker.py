@@ -1,0 +1,183 @@
+"""The support checker: quotation first, then features and a learned combiner.
+
+A segment that quotes its passage (whitespace, typographic quotes and dashes
+aside) is ``verbatim``, score 1.0, with its span. Anything else is scored from
+features of the pair by the combiner of ``combiner.py``:
+
+- ``lexical``: the pure features of :mod:`citadel.domain.support_features`
+  (content-word and word-pair coverage, numbers with units, dates, negation and
+  direction-of-change conflicts);
+- ``static``: those plus the alignment of each segment word piece to its best
+  match in the passage's best-matching sentences, on MiniLM's own input table
+  (``static_tokens.py``: no transformer pass, so within the answer path's budget);
+- ``embedder``: those plus the embedder's cosine between the segment and the
+  passage's best-matching sentences (one ``embed`` call per ``check``; sentence
+  and segment vectors cached), when a caller can afford the embedder's time.
+
+Deterministic: the same pair always gets the same result (the cache returns the
+vectors the embedder would).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
+
+from citadel.adapters.support.combiner import Combiner
+from citadel.adapters.support.static_tokens import ALIGNMENT_NAMES, StaticTokens, alignment
+from citadel.app.ports import Embedder
+from citadel.domain.support import Support, SupportLabel
+from citadel.domain.support_features import (
+    FEATURE_NAMES,
+    best_sentences,
+    find_quotation,
+    lexical_features,
+    numbers_missing,
+)
+
+SENTENCES_PER_PASSAGE = 2
+"""How many of a passage's sentences (best by shared content words) the segment meets."""
+CACHE_SIZE = 4096
+NON_VERBATIM_CEILING = 0.99
+"""1.0 is reserved for quotations."""
+PARTIAL_MIN_COVERAGE = 1 / 3
+"""``partial`` needs a third of the segment's content words in the passage: a sentence
+the passage shares no word with is not backed "in part", whatever the score says."""
+
+FEATURES: dict[str, tuple[str, ...]] = {
+    "lexical": FEATURE_NAMES,
+    "static": FEATURE_NAMES + ALIGNMENT_NAMES,
+    "embedder": (*FEATURE_NAMES, *ALIGNMENT_NAMES, "embedding_cosine"),
+}
+"""Each combiner's features, in order; each set extends the one before."""
+
+
+@functools.cache
+def _blas() -> ThreadpoolController:
+    """Built once: inspecting the loaded BLAS libraries costs milliseconds."""
+    return ThreadpoolController()
+
+
+class VectorCache:
+    """Text -> embedder vector, least recently used out; one embed call for the misses."""
+
+    def __init__(self, embedder: Embedder, size: int = CACHE_SIZE) -> None:
+        self._embedder = embedder
+        self._size = size
+        self._vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def vectors(self, texts: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        with self._lock:
+            found = {t: self._vectors[t] for t in texts if t in self._vectors}
+            for text in found:
+                self._vectors.move_to_end(text)
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            fresh = self._embedder.embed(missing)
+            with self._lock:
+                for text, vector in zip(missing, fresh, strict=True):
+                    found[text] = vector
+                    self._vectors[text] = vector
+                while len(self._vectors) > self._size:
+                    self._vectors.popitem(last=False)
+        return found
+
+
+class FeatureSupportChecker:
+    """The ``SupportChecker`` port on quotation detection plus a learned combiner."""
+
+    def __init__(
+        self,
+        combiner: Combiner,
+        *,
+        embedder: Embedder | None = None,
+        tokens: StaticTokens | None = None,
+    ) -> None:
+        if combiner.features != FEATURES[combiner.kind]:
+            raise ValueError(f"the {combiner.kind} weights name other features than this code")
+        if combiner.kind != "lexical" and tokens is None:
+            raise ValueError(f"the {combiner.kind} combiner needs the static token table")
+        if combiner.kind == "embedder" and embedder is None:
+            raise ValueError("the embedder combiner needs an embedder")
+        self._combiner = combiner
+        self._tokens = tokens if combiner.kind != "lexical" else None
+        self._cache = VectorCache(embedder) if combiner.kind == "embedder" and embedder else None
+        suffix = f"+{embedder.name}" if self._cache is not None and embedder else ""
+        self.name = f"{combiner.version}/{combiner.kind}{suffix}"
+
+    @property
+    def combiner(self) -> Combiner:
+        return self._combiner
+
+    def check(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
+        results: list[Support | None] = []
+        scored: list[tuple[str, str]] = []
+        for segment, passage in pairs:
+            span = find_quotation(segment, passage)
+            if span is None:
+                results.append(None)
+                scored.append((segment, passage))
+            else:
+                results.append(Support(1.0, SupportLabel.VERBATIM, span))
+        if scored:
+            features = self.features(scored)
+            scores = self._combiner.score(features)
+            made = iter(
+                self._support(float(score), pair, coverage=float(row[0]))
+                for score, pair, row in zip(scores, scored, features, strict=True)
+            )
+            results = [r if r is not None else next(made) for r in results]
+        return [r for r in results if r is not None]
+
+    def scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """The combiner's score of each pair, quotation or not (for evaluation)."""
+        if not pairs:
+            return []
+        features = self.features(pairs)
+        return [float(s) for s in self._combiner.score(features)]
+
+    def features(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]:
+        """One row per pair, in the combiner's feature order."""
+        return pair_features(pairs, tokens=self._tokens, vectors=self._cache)
+
+    def _support(self, score: float, pair: tuple[str, str], *, coverage: float) -> Support:
+        score = min(max(score, 0.0), NON_VERBATIM_CEILING)
+        # A number the passage never states is not supported, however close the rest:
+        # SciFact has too few such pairs for the combiner to learn it.
+        if score >= self._combiner.supported and not numbers_missing(*pair):
+            return Support(score, SupportLabel.SUPPORTED)
+        if score >= self._combiner.partial and coverage >= PARTIAL_MIN_COVERAGE:
+            return Support(score, SupportLabel.PARTIAL)
+        return Support(score, SupportLabel.UNSUPPORTED)
+
+
+def pair_features(
+    pairs: Sequence[tuple[str, str]],
+    *,
+    tokens: StaticTokens | None = None,
+    vectors: VectorCache | None = None,
+) -> npt.NDArray[np.float64]:
+    """One row per pair: the lexical features, then the alignment ones when ``tokens`` is
+    given, then the embedder's cosine when ``vectors`` is (``FEATURES``' orders)."""
+    rows = [lexical_features(segment, passage) for segment, passage in pairs]
+    if tokens is None:
+        return np.asarray(rows, dtype=np.float64).reshape(len(pairs), len(FEATURE_NAMES))
+    chosen = [best_sentences(s, p, k=SENTENCES_PER_PASSAGE) for s, p in pairs]
+    pieces = tokens.pieces([s for s, _ in pairs] + [" ".join(c) for c in chosen])
+    # Products of a few dozen rows: BLAS threads only add their wake-up time (and on a
+    # busy machine, milliseconds of waiting for a core).
+    with _blas().limit(limits=1, user_api="blas"):
+        for i, row in enumerate(rows):
+            row.extend(alignment(pieces[i], pieces[len(pairs) + i]))
+    if vectors is not None:
+        found = vectors.vectors([s for s, _ in pairs] + [x for c in chosen for x in c])
+        for row, (segment, _), sentences in zip(rows, pairs, chosen, strict=True):
+            row.append(max(float(found[segment] @ found[x]) for x in sentences))
+    return np.asarray(rows, dtype=np.float64)

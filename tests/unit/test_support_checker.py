@@ -1,0 +1,90 @@
+"""The support checker adapters: quotations, the learned combiner, the weights file."""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+
+import numpy as np
+import pytest
+
+from citadel.adapters.support import (
+    FEATURES,
+    FeatureSupportChecker,
+    default_checker,
+    lexical_checker,
+    load_combiner,
+)
+from citadel.domain.support import SupportLabel
+
+PASSAGE = (
+    "Aspirin reduces the risk of stroke in adults over 50.  The trial ran\n"
+    "from 2001 to 2005 and enrolled 4,000 patients. Side effects were rare."
+)
+PAIRS = [
+    ("The trial ran from 2001 to 2005", PASSAGE),
+    ("Aspirin lowers the risk of stroke in adults over 50.", PASSAGE),
+    ("Quantum gravity remains an unsolved problem of physics.", PASSAGE),
+]
+
+
+def test_the_weights_file_names_the_features_this_code_computes() -> None:
+    document = json.loads(files("citadel.adapters.support").joinpath("weights.json").read_text())
+    for kind, names in FEATURES.items():
+        model = document["models"][kind]
+        assert tuple(model["features"]) == names
+        assert len(model["coef"]) == len(model["mean"]) == len(model["scale"]) == len(names)
+        assert 0 < model["thresholds"]["partial"] <= model["thresholds"]["supported"] < 1
+        assert model["cv"]["grouped_by"] == "claim_id"
+
+
+def test_weights_for_other_features_are_refused() -> None:
+    combiner = load_combiner("lexical")
+    with pytest.raises(ValueError, match="other features"):
+        FeatureSupportChecker(
+            type(combiner)(**{**_fields(combiner), "features": ("coverage",)})  # type: ignore[arg-type]
+        )
+
+
+def _fields(combiner: object) -> dict[str, object]:
+    return {name: getattr(combiner, name) for name in combiner.__slots__}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("make", [lexical_checker, default_checker], ids=["lexical", "static"])
+def test_quotation_related_and_unrelated(make: type[FeatureSupportChecker]) -> None:
+    checker = make()
+    quote, paraphrase, unrelated = checker.check(PAIRS)
+    assert quote.label is SupportLabel.VERBATIM and quote.score == 1.0
+    assert quote.span is not None
+    assert PASSAGE[quote.span[0] : quote.span[1]] == "The trial ran\nfrom 2001 to 2005"
+    assert paraphrase.label is SupportLabel.SUPPORTED
+    assert unrelated.label is SupportLabel.UNSUPPORTED
+    assert 0.0 <= unrelated.score < paraphrase.score < 1.0
+    assert checker.check(PAIRS) == [quote, paraphrase, unrelated]  # deterministic
+    assert checker.check([]) == []
+
+
+def test_the_static_checker_is_named_for_its_weights() -> None:
+    assert default_checker().name == "support/1/static"
+    assert lexical_checker().name == "support/1/lexical"
+
+
+def test_the_embedder_checker_adds_the_cosine_and_caches_vectors() -> None:
+    from citadel.adapters.embedding.hashing import HashingEmbedder
+
+    class Counting(HashingEmbedder):
+        calls = 0
+
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            Counting.calls += len(texts)
+            return super().embed(texts)
+
+    checker = default_checker(Counting())
+    first = checker.check(PAIRS[1:])
+    embedded = Counting.calls
+    assert embedded > 0
+    assert checker.check(PAIRS[1:]) == first
+    assert Counting.calls == embedded  # every vector came from the cache
+    assert checker.name.startswith("support/1/embedder+hashing")
+    assert checker.features(PAIRS).shape == (3, len(FEATURES["embedder"]))
+    assert np.all(np.isfinite(checker.features(PAIRS)))
