@@ -1,0 +1,86 @@
+"""The built-in extractive generator: it answers by quoting the evidence.
+
+It needs no model of its own. It cuts each passage of the closed evidence into
+quotable units — whole sentences, code lines and short code blocks, never a
+fragment a chunk boundary cut (:mod:`.units`) — scores them against the question
+by meaning (the packaged embedder, when it is given one) and by words, and quotes
+the units of the passage that answers best, adding another passage only when it
+answers nearly as well (:mod:`.choice`). Every segment's text is its passage's own
+text (whitespace runs aside; code keeps its line breaks), and cites that passage.
+Its output is an ordinary candidate: it passes through the same validation as any
+model's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+
+from citadel.adapters.generators.extractive.choice import VectorCache, Weights, choose
+from citadel.adapters.generators.extractive.units import Unit, quotable_units
+from citadel.app.ports.inference import Embedder
+from citadel.domain.answer import Candidate, GenerationRequest
+from citadel.domain.limits import Limits
+from citadel.domain.validation import check_display_text
+
+
+class ExtractiveGenerator:
+    name = "extractive"
+    model = "extractive"
+    prompt_version = "extractive/3"
+    """Bump when the sentence choice changes, so cached answers are not reused.
+
+    2: a sentence with HTML markup as the tokenizer reads it (``<Thread(worker 1, ...)>``,
+    ``i<n``) is no longer quoted.
+    3: whole sentences, code lines and short code blocks, chosen by the embedder and
+    by words; the best passage first, weakly related ones left out."""
+
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        *,
+        embedder: Embedder | None = None,
+        weights: Weights | None = None,
+    ) -> None:
+        self._limits = limits or Limits()
+        self._vectors = VectorCache(embedder) if embedder is not None else None
+        self._weights = weights or Weights()
+
+    async def generate(self, request: GenerationRequest) -> Candidate:
+        # Off the event loop: embedding the sentences is CPU work of tens of milliseconds.
+        payload = {"segments": await asyncio.to_thread(self.segments, request)}
+        return Candidate(
+            payload=payload,
+            raw=json.dumps(payload, ensure_ascii=False),
+            model=self.model,
+            prompt_version=self.prompt_version,
+        )
+
+    def segments(self, request: GenerationRequest) -> list[dict[str, object]]:
+        passages = [_units(e.passage) for e in request.evidence]
+        headings = [e.section or e.chapter or e.title for e in request.evidence]
+        chosen = choose(
+            request.question, passages, headings, self._vectors, self._shown, self._weights
+        )
+        segments: list[dict[str, object]] = []
+        total = 0
+        for choice in chosen[: self._limits.max_segments]:
+            size = len(choice.unit.text.encode("utf-8"))
+            if total + size > self._limits.max_answer_bytes:
+                break
+            total += size
+            ref = request.evidence[choice.passage].ref
+            segments.append({"text": choice.unit.text, "evidence_ids": [ref]})
+        return segments
+
+    def _shown(self, text: str) -> bool:
+        # The validator's own display check, so the one definition of markup decides:
+        # a unit it would refuse (``<NA>``, a URL, too long) is never quoted.
+        return check_display_text(text, self._limits) is None
+
+
+@functools.lru_cache(maxsize=2048)
+def _units(passage: str) -> tuple[Unit, ...]:
+    """A passage's units, kept for the passages search keeps returning."""
+    return tuple(quotable_units(passage))
