@@ -59,7 +59,7 @@ class Weights:
     """Two units whose cosine reaches this say the same thing."""
     same_words: float = 0.7
     """... as do two whose terms overlap this much (Jaccard)."""
-    max_units: int = 4
+    max_units: int = 5
     max_from_best: int = 3
     max_embedded: int = 16
     """Units embedded per answer at most: the best by words and search rank."""

@@ -46,9 +46,7 @@ _SENTENCE_CLOSE = re.compile(r"[.!?][\"'”’)\]]*$")
 _ELLIPSIS = re.compile(r"(?:\.\.\.|…)[\"'”’)\]]*$")
 _SENTENCE_OPEN = re.compile(r"^[\"'“‘(\[]?[A-Z0-9]")
 _INTRO_END = re.compile(r"(?:[:,]|[A-Za-z0-9)])$")
-# The words of domain.text.terms, read faster: each distinct word stemmed once.
-_WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
-_WORDING = re.compile(r"\w+")
+_WORDING = re.compile(r"[^\W_]+")
 _CLOSERS = frozenset("\"')]”’")
 
 
@@ -68,13 +66,18 @@ class Unit:
 
 
 def unit_terms(text: str) -> frozenset[str]:
-    """The terms of ``text`` as :func:`citadel.domain.text.terms` makes them, as a set."""
-    return frozenset(map(stem, set(_WORD.findall(text.casefold())) - STOPWORDS))
+    """The stems of ``text``'s words other than stop words (as :func:`citadel.domain.text.terms`
+    makes them, but hyphenated words count as their parts)."""
+    return _terms(_WORDING.findall(text.casefold()))
+
+
+def _terms(words: list[str]) -> frozenset[str]:
+    return frozenset(map(stem, set(words) - STOPWORDS))
 
 
 def _unit(start: int, end: int, text: str, *, code: bool) -> Unit:
     words = _WORDING.findall(text.casefold())
-    return Unit(start, end, text, code, unit_terms(text), " ".join(words))
+    return Unit(start, end, text, code, _terms(words), " ".join(words))
 
 
 @dataclass(frozen=True, slots=True)
