@@ -31,6 +31,7 @@ from citadel.adapters.parsers.plaintext import PlainTextParser
 from citadel.adapters.sqlite.audit import SqliteAuditLog
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.adapters.sqlite.users import SqliteUsers
+from citadel.adapters.support import default_checker
 from citadel.app.answer import AnswerService
 from citadel.app.answer_cache import AnswerCache
 from citadel.app.audit import AuditService
@@ -47,13 +48,16 @@ from citadel.app.ports import (
     Retrieval,
     SourceRegistry,
 )
+from citadel.app.ports.support import SupportChecker
 from citadel.app.reindex import ReindexService
 from citadel.app.resolver import CitationResolver
 from citadel.app.search import SearchService
+from citadel.app.support import SupportStep
 from citadel.app.users import UserService
 from citadel.config import ConfigError, Settings
 from citadel.domain.errors import InvalidValue
 from citadel.domain.links import Link, LinkPolicy
+from citadel.domain.support import SupportPolicy
 from citadel.domain.viewer import ViewerSigner
 
 if TYPE_CHECKING:
@@ -136,13 +140,14 @@ def build(
         fusion=settings.fusion,
         candidates=settings.search_candidates,
     )
-    chosen = generator or _generator(settings, chosen_embedder)
+    chosen = generator or _generator(settings)
     policy = _link_policy(settings)
     metrics = PrometheusMetrics()
     # The audit chain's key is a file beside viewer.key, never in the database: split
     # mode's services and the HTTP edge share CITADEL_HOME, so they share the key.
     audit_log = SqliteAuditLog(library.database, key_file=settings.home / "audit.key")
-    audit = AuditService(audit_log, clock, settings.limits)
+    checker = support_checker()
+    audit = AuditService(audit_log, clock, settings.limits, support=checker, chunks=library)
     viewer = ViewerSigner(_viewer_secret(settings))
     resolver = CitationResolver(
         library, lambda url: _safe_href(policy, url), viewer, metrics=metrics
@@ -172,6 +177,7 @@ def build(
             audit=audit,
             metrics=metrics,
             circuit=CircuitBreaker(settings.circuit_failures, settings.circuit_cooldown_s),
+            support=SupportStep(checker, SupportPolicy(settings.support_policy), metrics),
         ),
         audit=audit,
         resolver=resolver,
@@ -181,6 +187,12 @@ def build(
         chunks=library,
         closers=(search, library) if retrieval is None else (retrieval, search, library),
     )
+
+
+def support_checker() -> SupportChecker:
+    """The shipped support checker (quotations, features, static word pieces): it needs
+    no embedder pass, so it is the same whichever embedder search uses."""
+    return default_checker()
 
 
 def _link_policy(settings: Settings) -> LinkPolicy:
@@ -233,10 +245,9 @@ def _embedder(settings: Settings) -> Embedder | None:
     return None
 
 
-def _generator(settings: Settings, embedder: Embedder | None) -> AnswerGenerator:
+def _generator(settings: Settings) -> AnswerGenerator:
     if settings.generator == "extractive":
-        # The search's own embedder: one model loaded, and sentences chosen by meaning.
-        return ExtractiveGenerator(settings.limits, embedder=embedder)
+        return ExtractiveGenerator(settings.limits)
     if settings.generator == "openai":
         llm = settings.llm
         try:

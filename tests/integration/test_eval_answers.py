@@ -92,6 +92,8 @@ def test_reports_the_figures_overall_and_per_book(
     overall = report["overall"]
     latency = (overall.pop("latency_ms_p50"), overall.pop("latency_ms_p95"))
     assert 0 < latency[0] <= latency[1]
+    # The extractive generator quotes: every citation it shows is verbatim.
+    assert overall.pop("support") == {"verbatim": overall["citations"]}
     assert overall == {
         "questions": 5,
         "hit@1": 0.8,

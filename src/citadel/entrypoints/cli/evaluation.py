@@ -1,5 +1,5 @@
 """``citadel eval retrieval`` and ``citadel eval answers``: the commands, and wiring each
-evaluation to its own library and progress bars."""
+evaluation to its own library and progress bars (``eval support`` is in ``support_eval``)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from citadel.bootstrap import build, load_beir_dataset
 from citadel.config import ConfigError, Settings
 from citadel.domain.search import SearchMode
 from citadel.entrypoints.cli.support import JsonFlag, emit, err, local_actor, progress_bar
+from citadel.entrypoints.cli.support_eval import eval_support
 from citadel.entrypoints.cli.text import evaluation_text, terminal_safe
 from citadel.entrypoints.present.shapes import answer_evaluation_json, evaluation_json
 
@@ -70,7 +71,10 @@ def run_retrieval_evaluation(
             services.close()
 
 
-eval_app = typer.Typer(no_args_is_help=True, help="Measure retrieval and answer quality.")
+eval_app = typer.Typer(
+    no_args_is_help=True, help="Measure retrieval, answer and support-check quality."
+)
+eval_app.command("support")(eval_support)
 
 
 @eval_app.command("retrieval")
