@@ -34,7 +34,7 @@ parser = next(p for p in default_parsers(settings) if p.accepts(path))
 start = time.perf_counter()
 document = parser.parse(path)
 parsed = time.perf_counter()
-_, chunks = chunk_blocks(document.blocks, "bench", 1)
+_, chunks = chunk_blocks(document.blocks, "bench", 1, tenant="bench")
 done = time.perf_counter()
 print(json.dumps({"pages": document.page_count, "chunks": len(chunks),
     "parse_s": parsed - start, "chunk_s": done - parsed,

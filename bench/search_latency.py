@@ -121,7 +121,7 @@ def fill(
             sha = f"{rng.getrandbits(256):064x}"
             chunks.append(
                 Chunk(
-                    chunk_id=chunk_id(source_id, 1, ordinal, sha),
+                    chunk_id=chunk_id(source_id, 1, ordinal, sha, tenant="bench"),
                     source_id=source_id,
                     version=1,
                     ordinal=ordinal,

@@ -117,7 +117,7 @@ def commit(
     ``revision``), unless ``revision`` says what an earlier read saw."""
     chunks = make_chunks(source.source_id, version, passages, tenant=source.tenant)
     if revision is None:
-        previous = registry.get(source.source_id)
+        previous = registry.get(source.tenant, source.source_id)
         revision = previous.revision if previous is not None else 0
     stored = Source(
         source_id=source.source_id,
@@ -146,7 +146,7 @@ def commit(
         created_at=created_at,
     )
     registry.commit_version(stored, record, chunks, unique_in=unique_in)
-    now = registry.get(source.source_id)
+    now = registry.get(source.tenant, source.source_id)
     assert now is not None
     return now, record, chunks
 

@@ -224,8 +224,8 @@ def test_follows_new_versions_deletions_and_reused_rowids(
     assert search(graph, shelf.vectors[old[0]])[0].chunk_id == old[0]  # index built
     gone = [c for c, s in shelf.source_of.items() if s == "s23"]  # the highest rowids
     gone_rowids = rowids(shelf, gone)
-    graph.delete("s23")
-    graph.delete("s02")
+    graph.delete("other", "s23")
+    graph.delete("acme", "s02")
     # s23's rowids are free again: the new version takes them, with other vectors.
     new = put(graph, shelf, source(0), 2, unit(rng, PER_SOURCE))
     assert rowids(shelf, new) == gone_rowids
@@ -247,7 +247,7 @@ def test_follows_new_versions_deletions_and_reused_rowids(
     # rowids go to yet other vectors.
     other = SqliteLibrary(shelf.path, hnsw_min_vectors=0)
     fresh_rowids = rowids(shelf, fresh)
-    other.delete("s99")
+    other.delete("acme", "s99")
     forbidden |= set(fresh)
     fresh = put(other, shelf, source(12, "s98"), 1, unit(rng, PER_SOURCE))
     assert rowids(shelf, fresh) == fresh_rowids
@@ -256,7 +256,7 @@ def test_follows_new_versions_deletions_and_reused_rowids(
     with caplog.at_level(logging.INFO, logger="citadel.adapters.sqlite.hnsw"):
         reopened = SqliteLibrary(shelf.path, hnsw_min_vectors=THRESHOLD)
         check(reopened)
-        reopened.delete("s04")
+        reopened.delete("acme", "s04")
         forbidden |= {c for c, s in shelf.source_of.items() if s == "s04"}
         check(reopened)
         reopened.close()

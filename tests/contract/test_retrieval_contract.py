@@ -196,6 +196,27 @@ class TestVectorSearch:
         finance = AccessScope("acme", frozenset({"finance"}))
         assert set(secret) <= set(dense(library, "check constraint", scope=finance))
 
+    def test_one_source_id_in_two_tenants_is_searched_in_its_own_tenant(
+        self, library: Library, shelf
+    ) -> None:
+        """Source ids are scoped to their tenant: globex's "r" is not acme's "r"."""
+        theirs = add(
+            library, "r", [Passage("Vectors of globex hold its own numbers.")], tenant="globex"
+        )
+        globex = AccessScope("globex", frozenset())
+        only_r = SearchFilters(source_ids=frozenset({"r"}))
+        ours = dense(library, "vectors hold numbers", filters=only_r)
+        assert set(ours) == set(shelf["r"])
+        assert dense(library, "vectors hold numbers", filters=only_r, scope=globex) == theirs
+        assert set(lexical(library, "vectors", filters=only_r)) <= set(shelf["r"])
+        assert lexical(library, "vectors", filters=only_r, scope=globex) == theirs
+        # A new version of acme's "r" leaves globex's current.
+        add(library, "r", [Passage("Vectors, second edition.")], version=2)
+        assert dense(library, "vectors", filters=only_r, scope=globex) == theirs
+        assert library.score_vectors(EMBEDDER.embed(["vectors"])[0], MODEL, theirs).keys() == {
+            *theirs
+        }
+
     def test_a_new_version_replaces_the_old_one(self, library: Library, shelf) -> None:
         newer = add(
             library, "pg", [Passage("Exclusion constraints generalise unique ones.")], version=2
@@ -288,7 +309,7 @@ class TestVectorCoverage:
         assert library.vector_coverage(MODEL) == VectorCoverage(chunks=4, missing=0)
         assert library.vector_coverage(OTHER_MODEL) == VectorCoverage(chunks=4, missing=4)
         add(library, "pg", [Passage("One."), Passage("Two.")], version=2)
-        library.delete("old")
+        library.delete("acme", "old")
         assert library.vector_coverage(MODEL) == VectorCoverage(chunks=4, missing=0)
         bare = Source(source_id="bare", tenant="acme", title="No Vectors", origin="/bare")
         commit(library, bare, [Passage("Committed without vectors.")])
@@ -321,11 +342,27 @@ class TestVectorCoverage:
             everything[3:]
         )
 
+    def test_unembedded_chunks_of_one_tenant(self, library: Library, shelf) -> None:
+        bare = Source(source_id="r", tenant="globex", title="Globex r", origin="/globex/r")
+        _, _, theirs = commit(library, bare, [Passage("Globex text without vectors.")])
+        assert unembedded(library, MODEL) == [theirs[0].chunk_id]
+        assert [c.chunk_id for c in library.unembedded_chunks(MODEL, "r", tenant="acme")] == []
+        assert [c.chunk_id for c in library.unembedded_chunks(MODEL, "r", tenant="globex")] == [
+            theirs[0].chunk_id
+        ]
+        everything = [c.chunk_id for c in library.unembedded_chunks(OTHER_MODEL, tenant="acme")]
+        assert everything == [*shelf["old"], *shelf["pg"], *shelf["r"]]
+        assert [c.title for c in library.unembedded_chunks(OTHER_MODEL, "r")] == [
+            "Book r",
+            "Book r",
+            "Globex r",
+        ]
+
     def test_old_versions_and_deleted_sources_are_never_listed(
         self, library: Library, shelf
     ) -> None:
         newer = add(library, "pg", [Passage("Exclusion constraints.")], version=2)
-        library.delete("old")
+        library.delete("acme", "old")
         assert unembedded(library, OTHER_MODEL) == [*newer, *shelf["r"]]
 
     def test_stored_vectors_are_found_by_the_next_search(self, library: Library, shelf) -> None:

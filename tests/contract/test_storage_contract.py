@@ -19,9 +19,11 @@ from citadel.adapters.memory import InMemoryLibrary
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.app.errors import VersionConflict
 from citadel.app.ports import ChunkStore, LexicalHit, LexicalIndex, SourceRegistry
+from citadel.domain.document import Chunk
 from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope, Source
 from tests.builders import Passage, commit
+from tests.old_schema import to_schema_4
 
 
 class Library(SourceRegistry, ChunkStore, LexicalIndex, Protocol):
@@ -82,8 +84,8 @@ def hit_ids(hits: list[LexicalHit]) -> set[str]:
 
 class TestSourceRegistry:
     def test_an_empty_library(self, library: Library) -> None:
-        assert library.get("nope") is None
-        assert list(library.versions("nope")) == []
+        assert library.get("acme", "nope") is None
+        assert list(library.versions("acme", "nope")) == []
         assert list(library.list()) == []
         assert list(library.list("acme")) == []
         assert list(library.matching("acme", content_sha256="0" * 64)) == []
@@ -91,7 +93,7 @@ class TestSourceRegistry:
 
     def test_commit_then_get_versions_and_list(self, library: Library) -> None:
         stored, version, _ = commit(library, source(), [Passage("Retries are bounded.")])
-        got = library.get("src-a")
+        got = library.get("acme", "src-a")
         assert got == stored
         assert got is not None
         assert got.current_version == 1
@@ -102,7 +104,7 @@ class TestSourceRegistry:
         )
         assert got.canonical_url == "https://books.example/reliable"
         assert not got.deleted
-        assert list(library.versions("src-a")) == [version]
+        assert list(library.versions("acme", "src-a")) == [version]
         assert list(library.list("acme")) == [stored]
         assert list(library.list()) == [stored]
         assert list(library.list("other")) == []
@@ -116,7 +118,7 @@ class TestSourceRegistry:
             origin="/books/ünï code.md",
         )
         stored, _, _ = commit(library, odd, [Passage("Some text.")])
-        assert library.get("src-odd") == stored
+        assert library.get("acme", "src-odd") == stored
         assert stored.authors == () and stored.year is None and stored.canonical_url is None
 
     def test_list_is_live_sources_by_title_across_tenants(self, library: Library) -> None:
@@ -147,11 +149,11 @@ class TestSourceRegistry:
             version=2,
         )
         assert v1.content_sha256 != v2.content_sha256
-        got = library.get("src-a")
+        got = library.get("acme", "src-a")
         assert got == stored
         assert got is not None and got.current_version == 2
         assert got.title == "Reliable Service Design, 2nd ed."
-        assert list(library.versions("src-a")) == [v1, v2]  # oldest first
+        assert list(library.versions("acme", "src-a")) == [v1, v2]  # oldest first
         # Only the current version's hash identifies the source now.
         assert list(library.matching("acme", content_sha256=v2.content_sha256)) == [stored]
         assert list(library.matching("acme", content_sha256=v1.content_sha256)) == []
@@ -167,9 +169,9 @@ class TestSourceRegistry:
             commit(library, source(title="Hijacked"), [Passage("Replacement text.")])
 
         assert refused(again)
-        assert library.get("src-a") == stored
-        assert list(library.versions("src-a")) == [version]
-        assert list(library.chunks("src-a", 1)) == chunks
+        assert library.get("acme", "src-a") == stored
+        assert list(library.versions("acme", "src-a")) == [version]
+        assert list(library.chunks("acme", "src-a", 1)) == chunks
         assert hit_ids(search(library, "original")) == {chunks[0].chunk_id}
         assert search(library, "replacement") == []
 
@@ -184,7 +186,7 @@ class TestSourceRegistry:
             lambda: commit(library, source(), [Passage("Skipping text.")], version=3),
             # ...and a version 1 of a stored source is stale.
             lambda: commit(library, source(), [Passage("Stale text.")], version=1),
-            # A source of another tenant under the same id.
+            # Another tenant has no src-a of its own: a version 2 of it skips one too.
             lambda: commit(library, source(tenant="other"), [Passage("Other text.")], version=2),
             # The same content as another live source the scope reads (no id was named).
             lambda: commit(library, source("src-b"), [Passage("Original text.")], unique_in=SCOPE),
@@ -192,9 +194,10 @@ class TestSourceRegistry:
         for case in cases:
             with pytest.raises(VersionConflict):
                 case()
-        assert library.get("src-a") == stored
-        assert library.get("src-b") is None
-        assert list(library.versions("src-a")) == [v1]
+        assert library.get("acme", "src-a") == stored
+        assert library.get("acme", "src-b") is None
+        assert library.get("other", "src-a") is None
+        assert list(library.versions("acme", "src-a")) == [v1]
         assert hit_ids(search(library, "original")) == {chunks[0].chunk_id}
         assert search(library, "stale") == search(library, "skipping") == []
 
@@ -224,27 +227,27 @@ class TestSourceRegistry:
             commit(library, source(), [Passage("New text.")], version=2, revision=read.revision)
         with pytest.raises(VersionConflict):
             library.update(dataclasses.replace(read, origin="/books/elsewhere.pdf"))
-        now = library.get("src-a")
+        now = library.get("acme", "src-a")
         assert now is not None
         assert (now.acl_groups, now.origin, now.current_version) == (
             frozenset({"board"}),
             "/books/reliable.pdf",
             1,
         )
-        library.delete("src-a")
-        gone = library.get("src-a")
+        library.delete("acme", "src-a")
+        gone = library.get("acme", "src-a")
         assert gone is not None
         with pytest.raises(KeyError):
             library.update(dataclasses.replace(gone, title="Back"))
 
     def test_a_deleted_source_takes_no_new_version(self, library: Library) -> None:
         commit(library, source(), [Passage("Original text.")])
-        library.delete("src-a")
+        library.delete("acme", "src-a")
         with pytest.raises(VersionConflict):
             commit(library, source(), [Passage("Revived text.")], version=2)
         with pytest.raises(VersionConflict):
             commit(library, source(), [Passage("Revived text.")], version=1)
-        tombstone = library.get("src-a")
+        tombstone = library.get("acme", "src-a")
         assert tombstone is not None
         assert tombstone.deleted
         assert search(library, "revived") == []
@@ -259,9 +262,9 @@ class TestSourceRegistry:
             acl_groups=frozenset({"staff"}),
         )
         library.update(moved)
-        assert library.get("src-a") == moved
-        assert list(library.versions("src-a")) == [v1, v2]
-        assert list(library.chunks("src-a", 2)) == chunks
+        assert library.get("acme", "src-a") == moved
+        assert list(library.versions("acme", "src-a")) == [v1, v2]
+        assert list(library.chunks("acme", "src-a", 2)) == chunks
         assert list(library.matching("acme", origin="/books/moved.pdf")) == [moved]
         assert list(library.matching("acme", origin="/books/reliable.pdf")) == []
         assert list(library.matching("acme", content_sha256=v2.content_sha256)) == [moved]
@@ -281,22 +284,22 @@ class TestSourceRegistry:
         seen.append(library.revisions(["src-a", "src-b"]))
         library.update(dataclasses.replace(stored, acl_groups=frozenset({"staff"})))
         seen.append(library.revisions(["src-a", "src-b"]))
-        library.delete("src-a")
+        library.delete("acme", "src-a")
         seen.append(library.revisions(["src-a", "src-b"]))
         revisions_of_a = [s["src-a"] for s in seen]
         assert revisions_of_a == sorted(set(revisions_of_a)), "each change must move it on"
         assert {s["src-b"] for s in seen} == {seen[0]["src-b"]}, "other sources stay put"
-        got = library.get("src-a")
+        got = library.get("acme", "src-a")
         assert got is not None and got.revision == seen[-1]["src-a"]
 
     def test_update_of_an_unknown_or_deleted_source_is_refused(self, library: Library) -> None:
         stored, _, _ = commit(library, source(), [Passage("Text.")])
         with pytest.raises(KeyError):
             library.update(source("src-unknown"))
-        library.delete("src-a")
+        library.delete("acme", "src-a")
         with pytest.raises(KeyError):
             library.update(dataclasses.replace(stored, title="Back from the dead"))
-        tombstone = library.get("src-a")
+        tombstone = library.get("acme", "src-a")
         assert tombstone is not None and tombstone.deleted and tombstone.title == stored.title
 
     def test_delete_leaves_a_tombstone_and_takes_the_text(self, library: Library) -> None:
@@ -304,40 +307,40 @@ class TestSourceRegistry:
         _, _, kept = commit(
             library, source("src-b", origin="/books/kept.pdf"), [Passage("Kept secret text.")]
         )
-        library.delete("src-a")
-        tombstone = library.get("src-a")
+        library.delete("acme", "src-a")
+        tombstone = library.get("acme", "src-a")
         assert tombstone == dataclasses.replace(stored, deleted=True)
         assert [s.source_id for s in library.list()] == ["src-b"]
         assert list(library.matching("acme", content_sha256=version.content_sha256)) == []
         assert list(library.matching("acme", origin=stored.origin)) == []
         admin = AccessScope("acme", frozenset(), unrestricted=True)
         assert hit_ids(search(library, "secret", scope=admin)) == {kept[0].chunk_id}
-        assert list(library.chunks("src-a", 1)) == []
+        assert list(library.chunks("acme", "src-a", 1)) == []
         assert library.passages([chunks[0].chunk_id]) == {}
-        assert [(v.version, v.retained) for v in library.versions("src-a")] == [(1, False)]
+        assert [(v.version, v.retained) for v in library.versions("acme", "src-a")] == [(1, False)]
         with pytest.raises(KeyError):
-            library.delete("src-a")
+            library.delete("acme", "src-a")
         with pytest.raises(KeyError):
-            library.delete("src-unknown")
+            library.delete("acme", "src-unknown")
 
     def test_prune_drops_all_but_the_newest_versions_text(self, library: Library) -> None:
         _, _, c1 = commit(library, source(), [Passage("Edition one.")])
         _, _, c2 = commit(library, source(), [Passage("Edition two.")], version=2)
         _, _, c3 = commit(library, source(), [Passage("Edition three.")], version=3)
-        assert library.prune("src-a", 2) == 1
-        assert list(library.chunks("src-a", 1)) == []
+        assert library.prune("acme", "src-a", 2) == 1
+        assert list(library.chunks("acme", "src-a", 1)) == []
         assert library.passages([c1[0].chunk_id]) == {}
-        assert list(library.chunks("src-a", 2)) == c2
-        assert list(library.chunks("src-a", 3)) == c3
-        assert [(v.version, v.retained) for v in library.versions("src-a")] == [
+        assert list(library.chunks("acme", "src-a", 2)) == c2
+        assert list(library.chunks("acme", "src-a", 3)) == c3
+        assert [(v.version, v.retained) for v in library.versions("acme", "src-a")] == [
             (1, False),
             (2, True),
             (3, True),
         ]
-        assert library.prune("src-a", 2) == 0
+        assert library.prune("acme", "src-a", 2) == 0
         # The current version is never pruned, whatever ``keep`` says.
-        assert library.prune("src-a", 0) == 1
-        assert list(library.chunks("src-a", 3)) == c3
+        assert library.prune("acme", "src-a", 0) == 1
+        assert list(library.chunks("acme", "src-a", 3)) == c3
         assert hit_ids(search(library, "edition")) == {c3[0].chunk_id}
 
 
@@ -348,6 +351,116 @@ def refused(action: Callable[[], None]) -> bool:
     except Exception:
         return True
     return False
+
+
+# -- source ids are scoped to their tenant ----------------------------------------------
+
+
+OTHER = AccessScope("other", frozenset())
+
+
+class TestTenantScopedIds:
+    """Two tenants may each have a source of one id: independent in every port."""
+
+    def both(self, library: Library) -> tuple[list[Chunk], list[Chunk]]:
+        _, _, ours = commit(library, source("guide"), [Passage("Acme restarts workers.")])
+        _, _, theirs = commit(
+            library,
+            source("guide", tenant="other", title="Other Guide", acl=frozenset({"crew"})),
+            [Passage("Other drains queues.")],
+        )
+        return ours, theirs
+
+    def test_one_id_in_two_tenants_is_two_sources(self, library: Library) -> None:
+        ours, theirs = self.both(library)
+        acme, other = library.get("acme", "guide"), library.get("other", "guide")
+        assert acme is not None and other is not None
+        assert (acme.tenant, acme.title, acme.acl_groups) == (
+            "acme",
+            "Reliable Service Design",
+            frozenset(),
+        )
+        assert (other.tenant, other.title, other.acl_groups) == (
+            "other",
+            "Other Guide",
+            frozenset({"crew"}),
+        )
+        assert library.get("third", "guide") is None
+        assert [s.tenant for s in library.list("acme")] == ["acme"]
+        assert [s.tenant for s in library.list("other")] == ["other"]
+        assert len(library.list()) == 2
+        assert list(library.chunks("acme", "guide", 1)) == ours
+        assert list(library.chunks("other", "guide", 1)) == theirs
+        assert {c.chunk_id for c in ours}.isdisjoint(c.chunk_id for c in theirs)
+        assert [v.version for v in library.versions("acme", "guide")] == [1]
+        assert [v.version for v in library.versions("other", "guide")] == [1]
+        passages = library.passages([ours[0].chunk_id, theirs[0].chunk_id])
+        assert passages[ours[0].chunk_id].source.tenant == "acme"
+        assert passages[theirs[0].chunk_id].source.tenant == "other"
+        assert [x.source_id for x in library.matching("other", origin=other.origin)] == ["guide"]
+
+    def test_search_of_one_tenant_never_finds_the_other_tenants_source_of_that_id(
+        self, library: Library
+    ) -> None:
+        ours, theirs = self.both(library)
+        by_id = SearchFilters(source_ids=frozenset({"guide"}))
+        assert hit_ids(search(library, "restarts", "drains", filters=by_id)) == {ours[0].chunk_id}
+        crew = AccessScope("other", frozenset({"crew"}))
+        assert hit_ids(search(library, "restarts", "drains", scope=crew, filters=by_id)) == {
+            theirs[0].chunk_id
+        }
+        assert search(library, "drains", scope=OTHER) == []  # their ACL holds inside "other"
+
+    def test_versions_updates_and_deletion_stay_in_their_tenant(self, library: Library) -> None:
+        ours, theirs = self.both(library)
+        # A new version in acme: other's version 1 stays current and searchable.
+        _, _, newer = commit(library, source("guide"), [Passage("Acme second.")], version=2)
+        assert [v.version for v in library.versions("other", "guide")] == [1]
+        crew = AccessScope("other", frozenset({"crew"}))
+        assert hit_ids(search(library, "drains", scope=crew)) == {theirs[0].chunk_id}
+        # An update of acme's record leaves other's alone.
+        acme = library.get("acme", "guide")
+        assert acme is not None
+        library.update(dataclasses.replace(acme, title="Acme Renamed"))
+        other = library.get("other", "guide")
+        assert other is not None and other.title == "Other Guide"
+        # Prune and delete in acme: other keeps its text.
+        assert library.prune("acme", "guide", 1) == 1
+        assert list(library.chunks("acme", "guide", 1)) == []
+        assert list(library.chunks("other", "guide", 1)) == theirs
+        before = library.revisions(["guide"], "other")
+        library.delete("acme", "guide")
+        gone = library.get("acme", "guide")
+        assert gone is not None and gone.deleted
+        still = library.get("other", "guide")
+        assert still is not None and not still.deleted
+        assert library.revisions(["guide"], "other") == before
+        assert list(library.chunks("other", "guide", 1)) == theirs
+        assert hit_ids(search(library, "drains", scope=crew)) == {theirs[0].chunk_id}
+        assert library.passages([newer[0].chunk_id, ours[0].chunk_id]) == {}
+        # A deleted id stays unavailable in its own tenant only.
+        with pytest.raises(VersionConflict):
+            commit(library, source("guide"), [Passage("Revived.")], version=3)
+        with pytest.raises(KeyError):
+            library.delete("acme", "guide")
+        library.delete("other", "guide")
+        with pytest.raises(KeyError):
+            library.delete("other", "guide")
+        commit(library, source("guide", tenant="third"), [Passage("A third tenant's guide.")])
+        third = library.get("third", "guide")
+        assert third is not None and not third.deleted
+
+    def test_revisions_per_tenant_and_across_them(self, library: Library) -> None:
+        self.both(library)
+        acme, other = library.revisions(["guide"], "acme"), library.revisions(["guide"], "other")
+        overall = library.revisions(["guide"])
+        assert overall == {"guide": acme["guide"] + other["guide"]}
+        stored = library.get("other", "guide")
+        assert stored is not None
+        library.update(dataclasses.replace(stored, title="Moved on"))
+        assert library.revisions(["guide"], "acme") == acme
+        assert library.revisions(["guide"], "other")["guide"] > other["guide"]
+        assert library.revisions(["guide"])["guide"] > overall["guide"]
 
 
 # -- ChunkStore ----------------------------------------------------------------------------
@@ -369,10 +482,10 @@ class TestChunkStore:
             Passage("Third, with no pages.", chapter="2 Body", section="2.1 Detail"),
         ]
         _, _, chunks = commit(library, source(), passages)
-        assert list(library.chunks("src-a", 1)) == chunks
-        assert [c.ordinal for c in library.chunks("src-a", 1)] == [0, 1, 2]
-        assert list(library.chunks("src-a", 2)) == []
-        assert list(library.chunks("nope", 1)) == []
+        assert list(library.chunks("acme", "src-a", 1)) == chunks
+        assert [c.ordinal for c in library.chunks("acme", "src-a", 1)] == [0, 1, 2]
+        assert list(library.chunks("acme", "src-a", 2)) == []
+        assert list(library.chunks("acme", "nope", 1)) == []
 
     def test_passages_join_chunks_with_their_source(self, library: Library) -> None:
         stored, _, chunks = commit(library, source(), [Passage("One."), Passage("Two.")])
@@ -387,8 +500,8 @@ class TestChunkStore:
     def test_old_versions_stay_addressable(self, library: Library) -> None:
         _, _, old = commit(library, source(), [Passage("Alpha edition text.")])
         current, _, new = commit(library, source(), [Passage("Bravo edition text.")], version=2)
-        assert list(library.chunks("src-a", 1)) == old
-        assert list(library.chunks("src-a", 2)) == new
+        assert list(library.chunks("acme", "src-a", 1)) == old
+        assert list(library.chunks("acme", "src-a", 2)) == new
         found = library.passages([old[0].chunk_id])
         assert found[old[0].chunk_id].chunk == old[0]
         assert found[old[0].chunk_id].source == current  # the source as it is now
@@ -552,7 +665,7 @@ class TestLexicalIndex:
         hits = search(library, term, "secret")
         assert chunks[0].chunk_id in hit_ids(hits)
         # Nothing was dropped or changed by the term.
-        assert list(library.chunks("src-a", 1)) == chunks
+        assert list(library.chunks("acme", "src-a", 1)) == chunks
         assert hit_ids(search(library, "secret")) == {chunks[0].chunk_id}
 
 
@@ -563,9 +676,9 @@ def test_the_sqlite_library_persists_across_reopen(tmp_path: Path) -> None:
     first.close()
     again = SqliteLibrary(path)
     try:
-        assert again.get("src-a") == stored
-        assert list(again.versions("src-a")) == [version]
-        assert list(again.chunks("src-a", 1)) == chunks
+        assert again.get("acme", "src-a") == stored
+        assert list(again.versions("acme", "src-a")) == [version]
+        assert list(again.chunks("acme", "src-a", 1)) == chunks
         assert hit_ids(list(again.search(["durable"], SCOPE, NO_FILTERS, 5))) == {
             chunks[0].chunk_id
         }
@@ -578,15 +691,16 @@ def test_a_schema_3_library_is_migrated_in_place(tmp_path: Path) -> None:
     first = SqliteLibrary(path)
     stored, _, chunks = commit(first, source(), [Passage("Durable text.")])
     first.close()
+    to_schema_4(path)
     with sqlite3.connect(path) as old:  # what a schema-3 library looked like
         old.execute("ALTER TABLE sources DROP COLUMN revision")
         old.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     again = SqliteLibrary(path)
     try:
-        assert again.get("src-a") == stored
-        assert again.revisions(["src-a"]) == {"src-a": 0}
+        assert again.get("acme", "src-a") == stored
+        assert again.revisions(["src-a"], "acme") == {"src-a": 0}
         again.update(dataclasses.replace(stored, title="Renamed"))
-        assert again.revisions(["src-a"]) == {"src-a": 1}
-        assert list(again.chunks("src-a", 1)) == chunks
+        assert again.revisions(["src-a"], "acme") == {"src-a": 1}
+        assert list(again.chunks("acme", "src-a", 1)) == chunks
     finally:
         again.close()

@@ -230,7 +230,7 @@ def test_librarians_upload_into_their_own_tenant(client: TestClient, library: Li
     assert reply.status_code == 201, reply.text
     report = reply.json()
     assert report["status"] == "created" and report["path"] == "tides.md"
-    source = library.services.registry.get(report["source_id"])
+    source = library.services.registry.get("default", report["source_id"])
     assert source is not None and source.tenant == "default"
     assert source.acl_groups == frozenset({"crew"})
     again = _upload(client, library, "root", "tides.md", note, tenant="default")
@@ -335,7 +335,7 @@ def test_readyz_reports_the_configured_models_vector_coverage(
 ) -> None:
     services = library.services
     chunks = sum(
-        len(services.chunks.chunks(s.source_id, s.current_version))
+        len(services.chunks.chunks(s.tenant, s.source_id, s.current_version))
         for s in services.registry.list()
     )
     assert chunks > 0

@@ -81,7 +81,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Libr
 def hostile_viewer(library: Library) -> str:
     services = library.services
     source = next(s for s in services.registry.list("default") if s.title == HOSTILE_TITLE)
-    chunk = services.chunks.chunks(source.source_id, 1)[0]
+    chunk = services.chunks.chunks(source.tenant, source.source_id, 1)[0]
     return services.viewer.href("ada", source.source_id, 1, chunk.chunk_id, time.time())
 
 

@@ -163,7 +163,7 @@ def test_the_viewer_refuses_other_readers_altered_links_and_revoked_access(
         assert c.get(href, follow_redirects=False).status_code == 401
     # Access removed after the link was minted: refused now, whatever the token says.
     services = library.services
-    source = services.registry.get(library.source_id)
+    source = services.registry.get("default", library.source_id)
     assert source is not None
     admin = services.users.actor("root")
     services.library.set_acl(library.source_id, {"staff"}, admin)
@@ -176,7 +176,7 @@ def test_the_viewer_refuses_other_readers_altered_links_and_revoked_access(
 
 
 def test_an_expired_viewer_link_is_refused(app: FastAPI, library: Library) -> None:
-    chunks = library.services.chunks.chunks(library.source_id, 1)
+    chunks = library.services.chunks.chunks("default", library.source_id, 1)
     href = library.services.viewer.href(
         "ada", library.source_id, 1, chunks[0].chunk_id, time.time() - 3600
     )

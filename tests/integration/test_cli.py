@@ -301,7 +301,7 @@ def test_each_file_is_reported_on_its_own(tmp_path: Path) -> None:
     lib = registry(home)
     try:
         [source] = lib.list()
-        assert [v.version for v in lib.versions(source.source_id)] == [1]
+        assert [v.version for v in lib.versions(source.tenant, source.source_id)] == [1]
     finally:
         lib.close()
 

@@ -72,7 +72,7 @@ def stored(home: Path) -> list[tuple[str, int, int]]:
     library = SqliteLibrary(Settings(home=home).db_path)
     try:
         return [
-            (s.source_id, s.current_version, len(library.versions(s.source_id)))
+            (s.source_id, s.current_version, len(library.versions(s.tenant, s.source_id)))
             for s in library.list()
         ]
     finally:
@@ -221,7 +221,10 @@ def test_two_ingests_that_both_read_before_either_commits_end_with_one_version(
         assert sorted(r.status for r in reports) == ["created", "unchanged"]
         assert len({r.source_id for r in reports}) == 1
         [source] = both[0].registry.list()
-        assert (source.current_version, len(both[0].registry.versions(source.source_id))) == (1, 1)
+        assert (
+            source.current_version,
+            len(both[0].registry.versions(source.tenant, source.source_id)),
+        ) == (1, 1)
     finally:
         for services in both:
             services.close()
@@ -264,7 +267,7 @@ def test_an_acl_change_made_while_an_ingest_runs_is_not_lost(tmp_path: Path) -> 
             writer.documents.open(book), IngestOptions(tenant=tenant), actor=operator(tenant)
         )
         assert (report.status, report.version) == ("updated", 2)
-        source = admin.registry.get(first.source_id)
+        source = admin.registry.get(tenant, first.source_id)
         assert source is not None
         assert source.acl_groups == frozenset({"board"}), "the restriction was overwritten"
     finally:

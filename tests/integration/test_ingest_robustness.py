@@ -83,14 +83,14 @@ def test_identical_content_is_a_no_op_and_changed_content_a_new_version(tmp_path
     moved.write_text(moved.read_text() + "\nBackoff spreads retries out over time.\n")
     second = ingest.ingest(files.open(moved), IngestOptions(), actor=operator())
     assert (second.status, second.source_id, second.version) == ("updated", first.source_id, 2)
-    assert library.chunks(first.source_id, 1), "the older version stays addressable"
+    assert library.chunks("default", first.source_id, 1), "the older version stays addressable"
 
     moved.write_text(moved.read_text() + "\nJitter avoids synchronised retries.\n")
     third = ingest.ingest(files.open(moved), IngestOptions(), actor=operator())
     assert third.version == 3
-    retained = {v.version: v.retained for v in library.versions(first.source_id)}
+    retained = {v.version: v.retained for v in library.versions("default", first.source_id)}
     assert retained == {1: False, 2: True, 3: True}  # retention keeps the newest two
-    assert not library.chunks(first.source_id, 1)
+    assert not library.chunks("default", first.source_id, 1)
 
 
 def test_explicit_source_id_makes_a_revision_of_that_source(tmp_path: Path) -> None:
@@ -118,7 +118,7 @@ def test_sidecar_manifest_supplies_trusted_metadata_and_flags_override_it(tmp_pa
         )
     )
     report = ingest.ingest(files.open(book), IngestOptions(title="Flag Title"), actor=operator())
-    source = library.get(report.source_id)
+    source = library.get("default", report.source_id)
     assert source is not None
     assert source.canonical_url == "https://docs.example.org/guide.html"  # never from the text
     assert (source.title, source.year) == ("Flag Title", 2024)
@@ -133,7 +133,7 @@ def test_a_received_file_is_shown_by_its_name_and_has_no_sidecar(tmp_path: Path)
     report = ingest.ingest(
         files.received(spooled, name="guide.md"), IngestOptions(), actor=operator()
     )
-    source = library.get(report.source_id)
+    source = library.get("default", report.source_id)
     assert report.path == "guide.md" and source is not None and source.title == "Guide"
     spooled.write_bytes(b"")
     with pytest.raises(IngestError) as caught:

@@ -108,7 +108,7 @@ def test_reingest_under_a_deleted_id_is_a_per_file_refusal_and_the_batch_goes_on
     ]
     assert "Traceback" not in outcome.output
     library = registry(home)
-    tombstone = library.get("X")
+    tombstone = library.get("default", "X")
     library.close()
     assert tombstone is not None and tombstone.deleted and tombstone.current_version == 1
 
@@ -171,27 +171,37 @@ def test_a_librarian_who_cannot_read_a_source_cannot_write_a_version_of_it(
     refused = upload(client, library, "lib", b"# Mine\n\nNew text.\n", source_id="secret")
     assert refused["status_code"] == 422
     assert refused["error"]["reason"] == "id_unavailable"
-    source = library.services.registry.get("secret")
+    source = library.services.registry.get("default", "secret")
     assert source is not None
     assert (source.current_version, source.acl_groups) == (1, frozenset({"ops"}))
     # The same right as `sources acl`: a librarian in ops may write it, and keeps ops.
     allowed = upload(client, library, "ops-lib", b"# Secret\n\nNew codes.\n", source_id="secret")
     assert (allowed["status_code"], allowed["status"], allowed["version"]) == (201, "updated", 2)
-    source = library.services.registry.get("secret")
+    source = library.services.registry.get("default", "secret")
     assert source is not None and source.acl_groups == frozenset({"ops"})
 
 
-def test_another_tenants_id_and_a_deleted_id_are_refused_alike(
+def test_another_tenants_id_is_created_in_the_callers_tenant_and_a_deleted_id_is_refused(
     web: tuple[TestClient, Library],
 ) -> None:
-    """Defect 8: "that source id belongs to another tenant" told who holds the id."""
+    """Defect 8: "that source id belongs to another tenant" told who holds the id, and
+    then "cannot be used here" still did. Source ids are scoped to their tenant: the
+    other tenant's upload of ``secret`` makes its own source, default's is untouched;
+    within one tenant a deleted id and an unreadable one are refused alike."""
     client, library = web
     theirs = upload(client, library, "other-lib", b"# Theirs\n\nText.\n", source_id="secret")
+    assert (theirs["status_code"], theirs["status"], theirs["version"]) == (201, "created", 1)
+    assert theirs["source_id"] == "secret"
+    registry = library.services.registry
+    other, ours = registry.get("other", "secret"), registry.get("default", "secret")
+    assert other is not None and (other.title, other.acl_groups) == ("Theirs", frozenset())
+    assert ours is not None and ours.title == "Secret" and ours.current_version == 1
+    assert ours.acl_groups == frozenset({"ops"})
     upload(client, library, "lib", b"# Gone\n\nSoon deleted.\n", source_id="gone")
     library.services.library.delete("gone", operator())
     deleted = upload(client, library, "lib", b"# Back\n\nRevived.\n", source_id="gone")
     restricted = upload(client, library, "lib", b"# Mine\n\nText.\n", source_id="secret")
-    answers = [theirs, deleted, restricted]
+    answers = [deleted, restricted]
     assert {a["status_code"] for a in answers} == {422}
     assert {a["error"]["reason"] for a in answers} == {"id_unavailable"}
     messages = {
@@ -199,6 +209,9 @@ def test_another_tenants_id_and_a_deleted_id_are_refused_alike(
     }
     assert len(messages) == 1, messages
     assert "tenant" not in messages.pop()
+    # The id deleted in default is free in other.
+    elsewhere = upload(client, library, "other-lib", b"# Gone\n\nTheirs.\n", source_id="gone")
+    assert (elsewhere["status_code"], elsewhere["status"]) == (201, "created")
 
 
 def test_identical_content_in_a_source_you_cannot_read_is_not_there_for_you(

@@ -189,7 +189,7 @@ def test_a_change_to_a_cited_source_drops_the_cached_answer() -> None:
     lib, svc = build(generator, cache=AnswerCache())
     first = ask(svc)
     assert first.manifest is not None
-    cited = lib.get(first.manifest.entries[0].source_id)
+    cited = lib.get(ACTOR.tenant, first.manifest.entries[0].source_id)
     assert cited is not None
     lib.update(dataclasses.replace(cited, acl_groups=frozenset({"readers"})))
     ask(svc, actor=dataclasses.replace(ACTOR, groups=frozenset({"readers"})))
@@ -202,7 +202,7 @@ def test_a_metadata_edit_alone_also_invalidates() -> None:
     lib, svc = build(generator, cache=AnswerCache())
     first = ask(svc)
     assert first.manifest is not None
-    cited = lib.get(first.manifest.entries[0].source_id)
+    cited = lib.get(ACTOR.tenant, first.manifest.entries[0].source_id)
     assert cited is not None
     lib.update(dataclasses.replace(cited, title="Reliable Service Design, revised"))
     ask(svc)

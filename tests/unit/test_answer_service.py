@@ -430,9 +430,9 @@ def test_attribution_comes_from_stored_metadata_not_from_the_model() -> None:
     [segment] = result.answer.segments
     [citation] = segment.citations
 
-    stored_source = lib.get("src-91bc")
+    stored_source = lib.get(TENANT, "src-91bc")
     assert stored_source is not None
-    [stored_chunk] = lib.chunks("src-91bc", 1)
+    [stored_chunk] = lib.chunks(TENANT, "src-91bc", 1)
     assert citation.evidence_id == stored_chunk.chunk_id
     assert citation.chunk_id == stored_chunk.chunk_id
     assert (citation.source_id, citation.version) == ("src-91bc", 1)

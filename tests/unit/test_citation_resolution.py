@@ -76,7 +76,7 @@ class World:
         return asyncio.run(self.service.answer(request(question), actor))
 
     def source(self, source_id: str) -> Source:
-        found = self.lib.get(source_id)
+        found = self.lib.get(TENANT, source_id)
         assert found is not None
         return found
 
@@ -219,7 +219,7 @@ def test_a_deleted_source_says_deleted() -> None:
     world = World(ScriptedGenerator([cite_first]))
     result = world.ask()
     [citation] = cited(result)
-    world.lib.delete(citation.source_id)
+    world.lib.delete(TENANT, citation.source_id)
     assert world.again(result, citation.ref) is LinkState.DELETED
 
 

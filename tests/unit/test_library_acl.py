@@ -37,7 +37,7 @@ def test_an_admin_replaces_the_groups(library: tuple[LibraryService, InMemoryLib
     assert titles(service, DEV_READER) == []
     changed = service.set_acl("runbook", ["dev"], ADMIN)
     assert changed.acl_groups == frozenset({"dev"})
-    assert lib.get("runbook") == changed
+    assert lib.get("acme", "runbook") == changed
     assert titles(service, DEV_READER) == ["Runbook"]
     assert titles(service, OPS_READER) == []
 
@@ -54,7 +54,7 @@ def test_a_reader_may_not_change_an_acl(library: tuple[LibraryService, InMemoryL
     service, lib = library
     with pytest.raises(Forbidden, match="only librarians and admins"):
         service.set_acl("runbook", [], OPS_READER)
-    source = lib.get("runbook")
+    source = lib.get("acme", "runbook")
     assert source is not None and source.acl_groups == frozenset({"ops"})
 
 

@@ -186,14 +186,14 @@ def test_a_title_edited_since_ingestion_gives_the_chunks_new_keys(
     library: Library, book: Path
 ) -> None:
     source_id = ingest(library, book, NamedEmbedder("model-old"))
-    source = library.get(source_id)
+    source = library.get("default", source_id)
     assert source is not None
     library.update(replace(source, title="R for Data Analysis"))
     new = NamedEmbedder("model-new")
 
     ReindexService(library, new).reindex()
 
-    chunks = library.chunks(source_id, 1)
+    chunks = library.chunks("default", source_id, 1)
     retitled = [embedding_text("R for Data Analysis", c.section_path, c.text) for c in chunks]
     original = [embedding_text("Data Handbook", c.section_path, c.text) for c in chunks]
     new_keys = [embedding_key(text) for text in retitled]
@@ -282,7 +282,7 @@ def test_a_source_deleted_during_the_run_stops_it_with_the_earlier_batches_kept(
 
         def embed(self, texts: Sequence[str]) -> Vectors:
             if self.calls == 1:
-                library.delete(source_id)
+                library.delete("default", source_id)
             return super().embed(texts)
 
     service = ReindexService(library, DeletingEmbedder("model-new"), batch_size=2)

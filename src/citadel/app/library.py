@@ -1,4 +1,8 @@
-"""Library use cases: list, inspect, move, re-permission and delete sources, scoped to the actor."""
+"""Library use cases: list, inspect, move, re-permission and delete sources, scoped to the actor.
+
+A source id names a source within its tenant, so every lookup by id is of the
+actor's tenant: another tenant's source of the same id is, to this actor, not there.
+"""
 
 from __future__ import annotations
 
@@ -39,18 +43,18 @@ class LibraryService:
 
     def show(self, source_id: str, actor: Actor) -> SourceDetails:
         source = self._readable(source_id, actor)
-        return SourceDetails(source, tuple(self._registry.versions(source_id)))
+        return SourceDetails(source, tuple(self._registry.versions(actor.tenant, source_id)))
 
     def chunks(self, source_id: str, actor: Actor, version: int | None = None) -> Sequence[Chunk]:
         """A version's chunks in reading order (the current version by default)."""
         source = self._readable(source_id, actor)
         wanted = version or source.current_version
-        known = {v.version: v for v in self._registry.versions(source_id)}
+        known = {v.version: v for v in self._registry.versions(actor.tenant, source_id)}
         if wanted not in known:
             raise NotFound(f"source {source_id} has no version {wanted}")
         if not known[wanted].retained:
             raise NotFound(f"version {wanted} of {source_id} is past retention")
-        return self._chunks.chunks(source_id, wanted)
+        return self._chunks.chunks(actor.tenant, source_id, wanted)
 
     def move(self, source_id: str, origin: str, actor: Actor) -> Source:
         """Record a new location; identity, versions and citations are unchanged."""
@@ -71,7 +75,7 @@ class LibraryService:
         """Read, check the write right, change, and write back by compare-and-swap: a
         concurrent ingest, move or ACL change is never lost, it is read again."""
         for _ in range(_CHANGE_ATTEMPTS):
-            changed = change(writable(self._registry.get(source_id), source_id, actor))
+            changed = change(writable(self._lookup(source_id, actor), source_id, actor))
             try:
                 self._registry.update(changed)
             except VersionConflict:
@@ -83,18 +87,29 @@ class LibraryService:
 
     def delete(self, source_id: str, actor: Actor) -> None:
         """Delete the text and leave a tombstone, so old citations resolve to "deleted"."""
-        writable(self._registry.get(source_id), source_id, actor)
-        self._registry.delete(source_id)
+        writable(self._lookup(source_id, actor), source_id, actor)
+        try:
+            self._registry.delete(actor.tenant, source_id)
+        except KeyError:
+            raise NotFound(f"source {source_id} was deleted") from None
 
     def _readable(self, source_id: str, actor: Actor) -> Source:
-        return readable(self._registry.get(source_id), source_id, actor)
+        return readable(self._lookup(source_id, actor), source_id, actor)
+
+    def _lookup(self, source_id: str, actor: Actor) -> Source | None:
+        """The actor's tenant's source of that id (an id no source could have is none)."""
+        if not valid_source_id(source_id):
+            return None
+        return self._registry.get(actor.tenant, source_id)
 
 
 def readable(source: Source | None, source_id: str, actor: Actor) -> Source:
-    """``source`` (the registry's record of ``source_id``) when ``actor`` may read it.
+    """``source`` (the registry's record of ``source_id`` in ``actor``'s tenant) when
+    ``actor`` may read it.
 
-    An id no source could have, another tenant's source and a missing one look
-    the same (``NotFound``): no existence leak across tenants.
+    An id no source could have and a missing one look the same (``NotFound``); the
+    registry is asked only within the actor's tenant, and a record of another tenant
+    is refused here too, so no existence leaks across tenants.
     """
     if source is None or source.tenant != actor.tenant or not valid_source_id(source_id):
         raise NotFound(f"no source {source_id}")

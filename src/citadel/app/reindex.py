@@ -123,10 +123,17 @@ class ReindexService:
         )
 
     def fill_sources(
-        self, source_ids: Sequence[str], progress: ProgressCallback | None = None
+        self,
+        source_ids: Sequence[str],
+        progress: ProgressCallback | None = None,
+        *,
+        tenant: str | None = None,
     ) -> int:
         """Embed the current chunks of these sources that have no vector under the
         configured model (none when no embedder is configured); return how many.
+
+        Source ids are scoped to their tenant: with ``tenant``, only its sources of
+        these ids; without, every tenant's (more work, never a wrong vector).
 
         Best effort: when the library changes meanwhile, what was stored stays and
         the rest is left to the next ingest or ``reindex``.
@@ -137,7 +144,7 @@ class ReindexService:
         pending = [
             chunk
             for source_id in dict.fromkeys(source_ids)
-            for chunk in self._vectors.unembedded_chunks(embedder.name, source_id)
+            for chunk in self._vectors.unembedded_chunks(embedder.name, source_id, tenant=tenant)
         ]
         try:
             embedded, reused = self._store(embedder, pending, progress)

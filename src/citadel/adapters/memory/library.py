@@ -1,12 +1,15 @@
 """The in-memory library: registry, chunk store, lexical (BM25) and vector index in
-dictionaries; it passes the storage and retrieval contract suites, as SQLite does."""
+dictionaries; it passes the storage and retrieval contract suites, as SQLite does.
+
+Sources are keyed by ``(tenant, source_id)``, as in SQLite; each chunk is filed
+under the key of the source it belongs to."""
 
 from __future__ import annotations
 
 import math
 import threading
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -26,20 +29,29 @@ from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope, Source, SourceVersion
 from citadel.domain.text import stem, words
 
+Key = tuple[str, str]
+"""(tenant, source_id): what names a source."""
+
+
+def _key(source: Source) -> Key:
+    return (source.tenant, source.source_id)
+
 
 class InMemoryLibrary:
     """Registry, chunk store and a small BM25 index, all in dictionaries."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._sources: dict[str, Source] = {}
-        self._versions: dict[str, list[SourceVersion]] = {}
+        self._sources: dict[Key, Source] = {}
+        self._versions: dict[Key, list[SourceVersion]] = {}
         self._chunks: dict[str, Chunk] = {}
+        self._owners: dict[str, Key] = {}
+        """chunk id -> the key of its source (a chunk says its source's id, not its tenant)."""
         self._embeddings: dict[tuple[str, str], Vectors] = {}
         self._embed_keys: dict[str, str] = {}
 
-    def get(self, source_id: str) -> Source | None:
-        return self._sources.get(source_id)
+    def get(self, tenant: str, source_id: str) -> Source | None:
+        return self._sources.get((tenant, source_id))
 
     def matching(
         self, tenant: str, *, content_sha256: str = "", origin: str = ""
@@ -59,16 +71,23 @@ class InMemoryLibrary:
             return current is not None and current.content_sha256 == content_sha256
         return bool(origin) and source.origin == origin
 
-    def versions(self, source_id: str) -> Sequence[SourceVersion]:
-        return list(self._versions.get(source_id, []))
+    def versions(self, tenant: str, source_id: str) -> Sequence[SourceVersion]:
+        return list(self._versions.get((tenant, source_id), []))
 
     def list(self, tenant: str | None = None) -> Sequence[Source]:
         live = [s for s in self._sources.values() if not s.deleted and tenant in (None, s.tenant)]
         return sorted(live, key=lambda s: (s.title, s.source_id))
 
-    def revisions(self, source_ids: Collection[str]) -> Mapping[str, int]:
+    def revisions(
+        self, source_ids: Collection[str], tenant: str | None = None
+    ) -> Mapping[str, int]:
+        wanted = set(source_ids)
+        out: dict[str, int] = {}
         with self._lock:
-            return {i: self._sources[i].revision for i in set(source_ids) if i in self._sources}
+            for (owner, source_id), source in self._sources.items():
+                if source_id in wanted and tenant in (None, owner):
+                    out[source_id] = out.get(source_id, 0) + source.revision
+        return out
 
     def commit_version(
         self,
@@ -81,9 +100,10 @@ class InMemoryLibrary:
     ) -> None:
         if vectors is not None and len(vectors.keys) != len(chunks):
             raise ValueError("one vector key per chunk")
+        key = _key(source)
         with self._lock:
-            stored = self._sources.get(source.source_id)
-            if stored is not None and (stored.deleted or stored.tenant != source.tenant):
+            stored = self._sources.get(key)
+            if stored is not None and stored.deleted:
                 raise VersionConflict(f"source {source.source_id} is not writable")
             if stored is not None and stored.revision != source.revision:
                 raise VersionConflict(f"source {source.source_id} changed since it was read")
@@ -97,31 +117,35 @@ class InMemoryLibrary:
             ):
                 raise VersionConflict("another source holds this content now")
             if vectors is not None:
-                for key, chunk, row in zip(vectors.keys, chunks, vectors.matrix, strict=True):
-                    self._embeddings.setdefault((key, vectors.model), np.array(row, np.float32))
-                    self._embed_keys[chunk.chunk_id] = key
-            known = self._versions.get(source.source_id, [])
+                for embed_key, chunk, row in zip(vectors.keys, chunks, vectors.matrix, strict=True):
+                    self._embeddings.setdefault(
+                        (embed_key, vectors.model), np.array(row, np.float32)
+                    )
+                    self._embed_keys[chunk.chunk_id] = embed_key
+            known = self._versions.get(key, [])
             if any(v.version == version.version for v in known):
                 raise ValueError(f"version {version.version} of {source.source_id} exists")
-            previous = self._sources.get(source.source_id)
-            self._sources[source.source_id] = replace(
+            if any(chunk.chunk_id in self._chunks for chunk in chunks):
+                raise ValueError("a chunk id is stored already")
+            self._sources[key] = replace(
                 source,
                 current_version=version.version,
                 deleted=False,
-                revision=previous.revision + 1 if previous else 0,
+                revision=stored.revision + 1 if stored else 0,
             )
-            self._versions[source.source_id] = [*known, version]
+            self._versions[key] = [*known, version]
             for chunk in chunks:
                 self._chunks[chunk.chunk_id] = chunk
+                self._owners[chunk.chunk_id] = key
 
     def update(self, source: Source) -> None:
         with self._lock:
-            current = self._sources.get(source.source_id)
+            current = self._sources.get(_key(source))
             if current is None or current.deleted:
                 raise KeyError(source.source_id)
             if current.revision != source.revision:
                 raise VersionConflict(f"source {source.source_id} changed since it was read")
-            self._sources[source.source_id] = replace(
+            self._sources[_key(source)] = replace(
                 source,
                 tenant=current.tenant,
                 current_version=current.current_version,
@@ -129,35 +153,44 @@ class InMemoryLibrary:
                 revision=current.revision + 1,
             )
 
-    def delete(self, source_id: str) -> None:
+    def delete(self, tenant: str, source_id: str) -> None:
+        key = (tenant, source_id)
         with self._lock:
-            current = self._sources.get(source_id)
+            current = self._sources.get(key)
             if current is None or current.deleted:
                 raise KeyError(source_id)
-            self._sources[source_id] = replace(current, deleted=True, revision=current.revision + 1)
-            self._chunks = {k: c for k, c in self._chunks.items() if c.source_id != source_id}
-            self._versions[source_id] = [
-                replace(v, retained=False) for v in self._versions.get(source_id, [])
-            ]
+            self._sources[key] = replace(current, deleted=True, revision=current.revision + 1)
+            self._drop_chunks(lambda chunk_id: self._owners[chunk_id] == key)
+            self._versions[key] = [replace(v, retained=False) for v in self._versions.get(key, [])]
 
-    def prune(self, source_id: str, keep: int) -> int:
+    def prune(self, tenant: str, source_id: str, keep: int) -> int:
+        key = (tenant, source_id)
         with self._lock:
-            versions = self._versions.get(source_id, [])
+            versions = self._versions.get(key, [])
             retained = sorted((v.version for v in versions if v.retained), reverse=True)
             dropped = set(retained[max(keep, 1) :])
-            self._chunks = {
-                k: c
-                for k, c in self._chunks.items()
-                if not (c.source_id == source_id and c.version in dropped)
-            }
-            self._versions[source_id] = [
+            self._drop_chunks(
+                lambda chunk_id: (
+                    self._owners[chunk_id] == key and self._chunks[chunk_id].version in dropped
+                )
+            )
+            self._versions[key] = [
                 replace(v, retained=False) if v.version in dropped else v for v in versions
             ]
         return len(dropped)
 
-    def chunks(self, source_id: str, version: int) -> Sequence[Chunk]:
+    def _drop_chunks(self, doomed: Callable[[str], bool]) -> None:
+        """Forget the chunks ``doomed`` picks by id (call with the lock held)."""
+        for chunk_id in [c for c in self._chunks if doomed(c)]:
+            del self._chunks[chunk_id]
+            del self._owners[chunk_id]
+
+    def chunks(self, tenant: str, source_id: str, version: int) -> Sequence[Chunk]:
+        key = (tenant, source_id)
         found = [
-            c for c in self._chunks.values() if (c.source_id, c.version) == (source_id, version)
+            c
+            for c in self._chunks.values()
+            if self._owners[c.chunk_id] == key and c.version == version
         ]
         return sorted(found, key=lambda c: c.ordinal)
 
@@ -166,21 +199,24 @@ class InMemoryLibrary:
         for chunk_id in chunk_ids:
             chunk = self._chunks.get(chunk_id)
             if chunk is not None:
-                out[chunk_id] = StoredPassage(chunk, self._sources[chunk.source_id])
+                out[chunk_id] = StoredPassage(chunk, self._source_of(chunk))
         return out
+
+    def _source_of(self, chunk: Chunk) -> Source:
+        return self._sources[self._owners[chunk.chunk_id]]
 
     def search(
         self, terms: Sequence[str], scope: AccessScope, filters: SearchFilters, limit: int
     ) -> Sequence[LexicalHit]:
         def admitted(chunk: Chunk) -> bool:
-            source = self._sources[chunk.source_id]
+            source = self._source_of(chunk)
             return scope.allows(source) and _admits(filters, source, chunk)
 
         hits = [h for h in self._bm25(terms) if admitted(self._chunks[h.chunk_id])]
         return hits[:limit]
 
     def _bm25(self, terms: Sequence[str]) -> Sequence[LexicalHit]:
-        return _bm25(terms, self._chunks.values(), self._sources)
+        return _bm25(terms, ((c, self._source_of(c)) for c in self._chunks.values()))
 
     def cached_vectors(self, keys: Sequence[str], model: str) -> dict[str, Vectors]:
         return {k: self._embeddings[(k, model)] for k in keys if (k, model) in self._embeddings}
@@ -191,7 +227,7 @@ class InMemoryLibrary:
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         hits: list[DenseHit] = []
         for chunk in self._chunks.values():
-            source = self._sources[chunk.source_id]
+            source = self._source_of(chunk)
             if chunk.version != source.current_version or not scope.allows(source):
                 continue
             if not _admits(filters, source, chunk):
@@ -222,19 +258,24 @@ class InMemoryLibrary:
         return VectorCoverage(chunks=len(current), missing=missing)
 
     def unembedded_chunks(
-        self, model: str, source_id: str | None = None, limit: int | None = None
+        self,
+        model: str,
+        source_id: str | None = None,
+        limit: int | None = None,
+        *,
+        tenant: str | None = None,
     ) -> Sequence[UnembeddedChunk]:
         with self._lock:
             found = [
                 c
                 for c in self._current_chunks()
-                if source_id in (None, c.source_id) and not self._has_vector(c.chunk_id, model)
+                if source_id in (None, c.source_id)
+                and tenant in (None, self._owners[c.chunk_id][0])
+                and not self._has_vector(c.chunk_id, model)
             ]
-            found.sort(key=lambda c: (c.source_id, c.ordinal))
+            found.sort(key=lambda c: (self._owners[c.chunk_id], c.ordinal))
             return [
-                UnembeddedChunk(
-                    c.chunk_id, self._sources[c.source_id].title, c.section_path, c.text
-                )
+                UnembeddedChunk(c.chunk_id, self._source_of(c).title, c.section_path, c.text)
                 for c in found[:limit]
             ]
 
@@ -255,8 +296,7 @@ class InMemoryLibrary:
         return [
             c
             for c in self._chunks.values()
-            if not self._sources[c.source_id].deleted
-            and c.version == self._sources[c.source_id].current_version
+            if not self._source_of(c).deleted and c.version == self._source_of(c).current_version
         ]
 
     def _has_vector(self, chunk_id: str, model: str) -> bool:
@@ -264,7 +304,7 @@ class InMemoryLibrary:
         return key is not None and (key, model) in self._embeddings
 
     def _current(self, source: Source) -> SourceVersion | None:
-        for version in self._versions.get(source.source_id, []):
+        for version in self._versions.get(_key(source), []):
             if version.version == source.current_version:
                 return version
         return None
@@ -276,17 +316,14 @@ def _admits(filters: SearchFilters, source: Source, chunk: Chunk) -> bool:
     ) and filters.admits_section(chunk.section_path)
 
 
-def _bm25(
-    terms: Sequence[str], chunks: Iterable[Chunk], sources: Mapping[str, Source]
-) -> list[LexicalHit]:
+def _bm25(terms: Sequence[str], chunks: Iterable[tuple[Chunk, Source]]) -> list[LexicalHit]:
     """BM25 over every live, current chunk — collection statistics are global, as in
     FTS5 — best first; callers then keep what the actor may read."""
     wanted = {stem(t.casefold()) for t in terms}
     if not wanted:
         return []
     docs: list[tuple[Chunk, Counter[str]]] = []
-    for chunk in chunks:
-        source = sources[chunk.source_id]
+    for chunk, source in chunks:
         if chunk.version != source.current_version or source.deleted:
             continue
         text = " ".join((source.title, *chunk.section_path, chunk.text))

@@ -26,11 +26,11 @@ class SqliteChunks:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def chunks(self, source_id: str, version: int) -> Sequence[Chunk]:
+    def chunks(self, tenant: str, source_id: str, version: int) -> Sequence[Chunk]:
         rows = self._db.reader.execute(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.source_id = ? AND c.version = ?"
-            " ORDER BY c.ordinal",
-            (source_id, version),
+            f"SELECT {CHUNK_COLUMNS} FROM chunks c"
+            " WHERE c.tenant = ? AND c.source_id = ? AND c.version = ? ORDER BY c.ordinal",
+            (tenant, source_id, version),
         ).fetchall()
         return [chunk_from_row(row) for row in rows]
 
@@ -40,7 +40,8 @@ class SqliteChunks:
         marks = ",".join("?" * len(chunk_ids))
         rows = self._db.reader.execute(
             f"SELECT {CHUNK_COLUMNS}, {SOURCE_COLUMNS} FROM chunks c"
-            f" JOIN sources s ON s.source_id = c.source_id WHERE c.chunk_id IN ({marks})",
+            " JOIN sources s ON s.tenant = c.tenant AND s.source_id = c.source_id"
+            f" WHERE c.chunk_id IN ({marks})",
             tuple(chunk_ids),
         ).fetchall()
         width = len(CHUNK_COLUMNS.split(","))
@@ -57,15 +58,17 @@ def insert_chunks(
     chunks: Sequence[Chunk],
     embed_keys: Sequence[str] | None,
 ) -> None:
-    """Each chunk's row and its FTS5 entry (title, headings, body, access tokens)."""
+    """Each chunk's row (which says its source's tenant) and its FTS5 entry (title,
+    headings, body, access tokens)."""
     for index, chunk in enumerate(chunks):
         cursor = conn.execute(
-            "INSERT INTO chunks(chunk_id, source_id, version, ordinal, text, sha256,"
+            "INSERT INTO chunks(chunk_id, tenant, source_id, version, ordinal, text, sha256,"
             " section_path, chapter, section, page_start, page_end, page_label_start,"
             " page_label_end, char_start, char_end, location, section_key, embed_key)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 chunk.chunk_id,
+                source.tenant,
                 chunk.source_id,
                 chunk.version,
                 chunk.ordinal,

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from citadel.adapters.sqlite.schema import SCHEMA, SCHEMA_VERSION
+from citadel.adapters.sqlite.upgrade import upgrade
 from citadel.app.errors import AppError
 
 _BUSY_TIMEOUT_S = 30.0
@@ -33,6 +34,9 @@ class Database:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = self._connect()
         with self._write_lock:
+            # An older file is upgraded in place first (upgrade.py); then the schema
+            # adds whatever a file lacks.
+            upgrade(self._writer)
             self._writer.executescript(SCHEMA)
             self._writer.execute(
                 "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
@@ -44,16 +48,6 @@ class Database:
             (found,) = self._writer.execute(
                 "SELECT value FROM meta WHERE key = 'schema_version'"
             ).fetchone()
-            if int(found) == 3:
-                # Schema 4 only adds the per-source revision counter: migrate in place.
-                self._writer.execute(
-                    "ALTER TABLE sources ADD COLUMN revision INTEGER NOT NULL DEFAULT 0"
-                )
-                self._writer.execute(
-                    "UPDATE meta SET value = ? WHERE key = 'schema_version'",
-                    (str(SCHEMA_VERSION),),
-                )
-                found = str(SCHEMA_VERSION)
             self._writer.commit()
         if int(found) != SCHEMA_VERSION:
             raise SchemaMismatch(

@@ -235,14 +235,16 @@ class DenseSearch:
         sources = [
             source_from_row(row)
             for row in conn.execute(
-                f"SELECT {SOURCE_COLUMNS} FROM sources s WHERE s.deleted = 0 ORDER BY s.source_id"
+                f"SELECT {SOURCE_COLUMNS} FROM sources s WHERE s.deleted = 0"
+                " ORDER BY s.tenant, s.source_id"
             )
         ]
-        index = {s.source_id: i for i, s in enumerate(sources)}
+        index = {(s.tenant, s.source_id): i for i, s in enumerate(sources)}
         rows = conn.execute(
-            "SELECT c.chunk_id, c.source_id, c.section_key, e.vector, c.rowid, c.embed_key"
-            " FROM chunks c"
-            " JOIN sources s ON s.source_id = c.source_id AND c.version = s.current_version"
+            "SELECT c.chunk_id, c.source_id, c.section_key, e.vector, c.rowid, c.embed_key,"
+            " c.tenant FROM chunks c"
+            " JOIN sources s ON s.tenant = c.tenant AND s.source_id = c.source_id"
+            " AND c.version = s.current_version"
             " JOIN embeddings e ON e.key = c.embed_key AND e.model = ?"
             " WHERE s.deleted = 0 ORDER BY c.rowid",
             (model,),
@@ -268,7 +270,9 @@ class DenseSearch:
             model=model,
             chunk_ids=tuple(row[0] for row in rows),
             vectors=np.ascontiguousarray(vectors, dtype=np.float32),
-            source_of_row=np.fromiter((index[row[1]] for row in rows), np.int32, len(rows)),
+            source_of_row=np.fromiter(
+                (index[(row[6], row[1])] for row in rows), np.int32, len(rows)
+            ),
             sources=tuple(sources),
             section_keys=np.array([row[2] or "" for row in rows], dtype=np.str_),
             row_of={row[0]: i for i, row in enumerate(rows)},

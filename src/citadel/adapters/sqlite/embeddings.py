@@ -45,7 +45,8 @@ class SqliteEmbeddings:
             return cached[1]
         chunks, covered = self._db.reader.execute(
             "SELECT count(*), count(e.key) FROM chunks c"
-            " JOIN sources s ON s.source_id = c.source_id AND c.version = s.current_version"
+            " JOIN sources s ON s.tenant = c.tenant AND s.source_id = c.source_id"
+            " AND c.version = s.current_version"
             " LEFT JOIN embeddings e ON e.key = c.embed_key AND e.model = ?"
             " WHERE s.deleted = 0",
             (model,),
@@ -57,22 +58,30 @@ class SqliteEmbeddings:
         return coverage
 
     def unembedded_chunks(
-        self, model: str, source_id: str | None = None, limit: int | None = None
+        self,
+        model: str,
+        source_id: str | None = None,
+        limit: int | None = None,
+        *,
+        tenant: str | None = None,
     ) -> Sequence[UnembeddedChunk]:
-        # Two statements, not "? IS NULL OR": with that, SQLite scans every chunk even
-        # for one source (the ingest asks once per unchanged file).
-        only = "" if source_id is None else " AND s.source_id = ?"
+        # Separate statements, not "? IS NULL OR": with that, SQLite scans every chunk
+        # even for one source (the ingest asks once per unchanged file).
+        only = ""
+        args: list[object] = []
+        if tenant is not None:
+            only += " AND s.tenant = ?"
+            args.append(tenant)
+        if source_id is not None:
+            only += " AND s.source_id = ?"
+            args.append(source_id)
         rows = self._db.reader.execute(
             "SELECT c.chunk_id, s.title, c.section_path, c.text FROM chunks c"
-            " JOIN sources s ON s.source_id = c.source_id AND c.version = s.current_version"
-            f" WHERE s.deleted = 0{only} AND NOT EXISTS"
+            " JOIN sources s ON s.tenant = c.tenant AND s.source_id = c.source_id"
+            f" AND c.version = s.current_version WHERE s.deleted = 0{only} AND NOT EXISTS"
             " (SELECT 1 FROM embeddings e WHERE e.key = c.embed_key AND e.model = ?)"
-            " ORDER BY c.source_id, c.ordinal LIMIT ?",
-            (
-                (model, -1 if limit is None else limit)
-                if source_id is None
-                else (source_id, model, -1 if limit is None else limit)
-            ),
+            " ORDER BY c.tenant, c.source_id, c.ordinal LIMIT ?",
+            [*args, model, -1 if limit is None else limit],
         ).fetchall()
         return [
             UnembeddedChunk(

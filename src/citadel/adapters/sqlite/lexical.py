@@ -73,7 +73,7 @@ class LexicalSearch:
             sql = (
                 f"SELECT c.chunk_id, -bm25(chunks_fts, {weights}) AS score FROM chunks_fts"
                 " JOIN chunks c ON c.rowid = chunks_fts.rowid"
-                " JOIN sources s ON s.source_id = c.source_id"
+                " JOIN sources s ON s.tenant = c.tenant AND s.source_id = c.source_id"
                 " WHERE chunks_fts MATCH ? AND (? IS NULL OR s.year >= ?)"
                 " AND (? IS NULL OR s.year <= ?) ORDER BY score DESC, c.chunk_id LIMIT ?"
             )

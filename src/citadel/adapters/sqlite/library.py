@@ -68,22 +68,24 @@ class SqliteLibrary:
 
     # -- SourceRegistry -------------------------------------------------------------
 
-    def get(self, source_id: str) -> Source | None:
-        return self._registry.get(source_id)
+    def get(self, tenant: str, source_id: str) -> Source | None:
+        return self._registry.get(tenant, source_id)
 
     def matching(
         self, tenant: str, *, content_sha256: str = "", origin: str = ""
     ) -> Sequence[Source]:
         return self._registry.matching(tenant, content_sha256=content_sha256, origin=origin)
 
-    def versions(self, source_id: str) -> Sequence[SourceVersion]:
-        return self._registry.versions(source_id)
+    def versions(self, tenant: str, source_id: str) -> Sequence[SourceVersion]:
+        return self._registry.versions(tenant, source_id)
 
     def list(self, tenant: str | None = None) -> Sequence[Source]:
         return self._registry.list(tenant)
 
-    def revisions(self, source_ids: Collection[str]) -> Mapping[str, int]:
-        return self._registry.revisions(source_ids)
+    def revisions(
+        self, source_ids: Collection[str], tenant: str | None = None
+    ) -> Mapping[str, int]:
+        return self._registry.revisions(source_ids, tenant)
 
     def commit_version(
         self,
@@ -99,16 +101,16 @@ class SqliteLibrary:
     def update(self, source: Source) -> None:
         self._registry.update(source)
 
-    def delete(self, source_id: str) -> None:
-        self._registry.delete(source_id)
+    def delete(self, tenant: str, source_id: str) -> None:
+        self._registry.delete(tenant, source_id)
 
-    def prune(self, source_id: str, keep: int) -> int:
-        return self._registry.prune(source_id, keep)
+    def prune(self, tenant: str, source_id: str, keep: int) -> int:
+        return self._registry.prune(tenant, source_id, keep)
 
     # -- ChunkStore -----------------------------------------------------------------
 
-    def chunks(self, source_id: str, version: int) -> Sequence[Chunk]:
-        return self._chunks.chunks(source_id, version)
+    def chunks(self, tenant: str, source_id: str, version: int) -> Sequence[Chunk]:
+        return self._chunks.chunks(tenant, source_id, version)
 
     def passages(self, chunk_ids: Sequence[str]) -> dict[str, StoredPassage]:
         return self._chunks.passages(chunk_ids)
@@ -139,9 +141,14 @@ class SqliteLibrary:
         return self._embeddings.vector_coverage(model)
 
     def unembedded_chunks(
-        self, model: str, source_id: str | None = None, limit: int | None = None
+        self,
+        model: str,
+        source_id: str | None = None,
+        limit: int | None = None,
+        *,
+        tenant: str | None = None,
     ) -> Sequence[UnembeddedChunk]:
-        return self._embeddings.unembedded_chunks(model, source_id, limit)
+        return self._embeddings.unembedded_chunks(model, source_id, limit, tenant=tenant)
 
     def store_vectors(
         self, model: str, chunk_ids: Sequence[str], keys: Sequence[str], matrix: Vectors

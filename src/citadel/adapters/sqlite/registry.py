@@ -3,6 +3,7 @@
 ``commit_version`` writes a version whole in one transaction: the source row,
 the version row, its vectors (``embeddings.py``) and its chunks with their FTS5
 entries (``chunks.py``), after checking its preconditions under the write lock.
+A source id names a source within its tenant: every row is keyed by both.
 """
 
 from __future__ import annotations
@@ -34,9 +35,10 @@ class SqliteRegistry:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def get(self, source_id: str) -> Source | None:
+    def get(self, tenant: str, source_id: str) -> Source | None:
         row = self._db.reader.execute(
-            f"SELECT {SOURCE_COLUMNS} FROM sources s WHERE s.source_id = ?", (source_id,)
+            f"SELECT {SOURCE_COLUMNS} FROM sources s WHERE s.tenant = ? AND s.source_id = ?",
+            (tenant, source_id),
         ).fetchone()
         return source_from_row(row) if row else None
 
@@ -48,12 +50,12 @@ class SqliteRegistry:
             for row in _matching(self._db.reader, tenant, content_sha256, origin)
         ]
 
-    def versions(self, source_id: str) -> Sequence[SourceVersion]:
+    def versions(self, tenant: str, source_id: str) -> Sequence[SourceVersion]:
         rows = self._db.reader.execute(
             "SELECT source_id, version, content_sha256, parser, chunker, page_count,"
             " section_count, chunk_count, created_at, retained FROM source_versions"
-            " WHERE source_id = ? ORDER BY version",
-            (source_id,),
+            " WHERE tenant = ? AND source_id = ? ORDER BY version",
+            (tenant, source_id),
         ).fetchall()
         return [
             SourceVersion(
@@ -80,13 +82,18 @@ class SqliteRegistry:
         rows = self._db.reader.execute(sql + " ORDER BY s.title, s.source_id", args).fetchall()
         return [source_from_row(row) for row in rows]
 
-    def revisions(self, source_ids: Collection[str]) -> Mapping[str, int]:
+    def revisions(
+        self, source_ids: Collection[str], tenant: str | None = None
+    ) -> Mapping[str, int]:
         ids = sorted(set(source_ids))
         if not ids:
             return {}
         marks = ", ".join("?" * len(ids))
+        only = "" if tenant is None else " AND tenant = ?"
         rows = self._db.reader.execute(
-            f"SELECT source_id, revision FROM sources WHERE source_id IN ({marks})", ids
+            f"SELECT source_id, sum(revision) FROM sources WHERE source_id IN ({marks}){only}"
+            " GROUP BY source_id",
+            [*ids] if tenant is None else [*ids, tenant],
         ).fetchall()
         return {str(sid): int(revision) for sid, revision in rows}
 
@@ -109,8 +116,8 @@ class SqliteRegistry:
                 "INSERT INTO sources(source_id, tenant, title, authors, year, tags, acl_groups,"
                 " canonical_url, origin, current_version, deleted)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
-                " ON CONFLICT(source_id) DO UPDATE SET tenant = excluded.tenant,"
-                " title = excluded.title, authors = excluded.authors, year = excluded.year,"
+                " ON CONFLICT(tenant, source_id) DO UPDATE SET title = excluded.title,"
+                " authors = excluded.authors, year = excluded.year,"
                 " tags = excluded.tags, acl_groups = excluded.acl_groups,"
                 " canonical_url = excluded.canonical_url, origin = excluded.origin,"
                 " current_version = excluded.current_version, deleted = 0,"
@@ -118,10 +125,11 @@ class SqliteRegistry:
                 (source.source_id, source.tenant, *_metadata(source), version.version),
             )
             conn.execute(
-                "INSERT INTO source_versions(source_id, version, content_sha256, parser, chunker,"
-                " page_count, section_count, chunk_count, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO source_versions(tenant, source_id, version, content_sha256, parser,"
+                " chunker, page_count, section_count, chunk_count, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
+                    source.tenant,
                     version.source_id,
                     version.version,
                     version.content_sha256,
@@ -135,9 +143,9 @@ class SqliteRegistry:
             )
             # Older versions stay addressable in `chunks` but leave the search index.
             conn.execute(
-                "DELETE FROM chunks_fts WHERE rowid IN"
-                " (SELECT rowid FROM chunks WHERE source_id = ? AND version < ?)",
-                (source.source_id, version.version),
+                "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks"
+                " WHERE tenant = ? AND source_id = ? AND version < ?)",
+                (source.tenant, source.source_id, version.version),
             )
             if vectors is not None:
                 insert_vectors(conn, vectors.model, vectors.keys, vectors.matrix)
@@ -148,13 +156,13 @@ class SqliteRegistry:
             changed = conn.execute(
                 "UPDATE sources SET title = ?, authors = ?, year = ?, tags = ?, acl_groups = ?,"
                 " canonical_url = ?, origin = ?, revision = revision + 1"
-                " WHERE source_id = ? AND deleted = 0 AND revision = ?",
-                (*_metadata(source), source.source_id, source.revision),
+                " WHERE tenant = ? AND source_id = ? AND deleted = 0 AND revision = ?",
+                (*_metadata(source), source.tenant, source.source_id, source.revision),
             ).rowcount
             if not changed:
                 live = conn.execute(
-                    "SELECT 1 FROM sources WHERE source_id = ? AND deleted = 0",
-                    (source.source_id,),
+                    "SELECT 1 FROM sources WHERE tenant = ? AND source_id = ? AND deleted = 0",
+                    (source.tenant, source.source_id),
                 ).fetchone()
                 if live is None:
                     raise KeyError(source.source_id)
@@ -162,8 +170,8 @@ class SqliteRegistry:
             # The title and the access tokens (ACL, authors, tags) follow the source.
             current = conn.execute(
                 f"SELECT c.rowid, {CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f"
-                " ON f.rowid = c.rowid WHERE c.source_id = ?",
-                (source.source_id,),
+                " ON f.rowid = c.rowid WHERE c.tenant = ? AND c.source_id = ?",
+                (source.tenant, source.source_id),
             ).fetchall()
             conn.executemany(
                 "UPDATE chunks_fts SET title = ?, access = ? WHERE rowid = ?",
@@ -173,45 +181,49 @@ class SqliteRegistry:
                 ),
             )
 
-    def delete(self, source_id: str) -> None:
+    def delete(self, tenant: str, source_id: str) -> None:
+        key = (tenant, source_id)
         with self._db.transaction() as conn:
             changed = conn.execute(
                 "UPDATE sources SET deleted = 1, revision = revision + 1"
-                " WHERE source_id = ? AND deleted = 0",
-                (source_id,),
+                " WHERE tenant = ? AND source_id = ? AND deleted = 0",
+                key,
             ).rowcount
             if not changed:
                 raise KeyError(source_id)
             conn.execute(
                 "DELETE FROM chunks_fts WHERE rowid IN"
-                " (SELECT rowid FROM chunks WHERE source_id = ?)",
-                (source_id,),
+                " (SELECT rowid FROM chunks WHERE tenant = ? AND source_id = ?)",
+                key,
             )
-            conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
+            conn.execute("DELETE FROM chunks WHERE tenant = ? AND source_id = ?", key)
             conn.execute(
-                "UPDATE source_versions SET retained = 0 WHERE source_id = ?", (source_id,)
+                "UPDATE source_versions SET retained = 0 WHERE tenant = ? AND source_id = ?", key
             )
 
-    def prune(self, source_id: str, keep: int) -> int:
+    def prune(self, tenant: str, source_id: str, keep: int) -> int:
+        key = (tenant, source_id)
         with self._db.transaction() as conn:
             rows = conn.execute(
-                "SELECT version FROM source_versions WHERE source_id = ? AND retained = 1"
-                " ORDER BY version DESC",
-                (source_id,),
+                "SELECT version FROM source_versions"
+                " WHERE tenant = ? AND source_id = ? AND retained = 1 ORDER BY version DESC",
+                key,
             ).fetchall()
             dropped = [int(row[0]) for row in rows[max(keep, 1) :]]
             for version in dropped:
                 conn.execute(
-                    "DELETE FROM chunks_fts WHERE rowid IN"
-                    " (SELECT rowid FROM chunks WHERE source_id = ? AND version = ?)",
-                    (source_id, version),
+                    "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks"
+                    " WHERE tenant = ? AND source_id = ? AND version = ?)",
+                    (*key, version),
                 )
                 conn.execute(
-                    "DELETE FROM chunks WHERE source_id = ? AND version = ?", (source_id, version)
+                    "DELETE FROM chunks WHERE tenant = ? AND source_id = ? AND version = ?",
+                    (*key, version),
                 )
                 conn.execute(
-                    "UPDATE source_versions SET retained = 0 WHERE source_id = ? AND version = ?",
-                    (source_id, version),
+                    "UPDATE source_versions SET retained = 0"
+                    " WHERE tenant = ? AND source_id = ? AND version = ?",
+                    (*key, version),
                 )
         return len(dropped)
 
@@ -222,7 +234,8 @@ def _matching(
     if content_sha256:
         return conn.execute(
             f"SELECT {SOURCE_COLUMNS} FROM sources s JOIN source_versions v"
-            " ON v.source_id = s.source_id AND v.version = s.current_version"
+            " ON v.tenant = s.tenant AND v.source_id = s.source_id"
+            " AND v.version = s.current_version"
             " WHERE s.tenant = ? AND s.deleted = 0 AND v.content_sha256 = ?"
             " ORDER BY s.source_id",
             (tenant, content_sha256),
@@ -244,10 +257,11 @@ def _check_commit(
 ) -> None:
     """The preconditions of ``commit_version`` (see the port), inside its transaction."""
     stored = conn.execute(
-        "SELECT tenant, current_version, deleted, revision FROM sources WHERE source_id = ?",
-        (source.source_id,),
+        "SELECT tenant, current_version, deleted, revision FROM sources"
+        " WHERE tenant = ? AND source_id = ?",
+        (source.tenant, source.source_id),
     ).fetchone()
-    if stored is not None and (stored[2] or stored[0] != source.tenant):
+    if stored is not None and stored[2]:
         raise VersionConflict(f"source {source.source_id} is not writable")
     if stored is not None and stored[3] != source.revision:
         # Its ACL, place or metadata changed after the ingest read it: decide again.

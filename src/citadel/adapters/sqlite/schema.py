@@ -1,15 +1,20 @@
-"""The SQLite schema, applied idempotently on open."""
+"""The SQLite schema, applied idempotently on open (older files are upgraded first,
+``upgrade.py``).
 
-SCHEMA_VERSION = 4
+A source id names a source within its tenant: sources are keyed by
+``(tenant, source_id)``, and their versions and chunks carry the tenant too.
+Chunk ids stay unique across the file (the tenant is part of their key).
+"""
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key   TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS sources (
-    source_id       TEXT PRIMARY KEY,
+SCHEMA_VERSION = 5
+
+# The tables a source id keys, with ``{name}`` for the table's name: the upgrade
+# (``upgrade.py``) builds them under new names, copies the rows and renames them.
+LIBRARY_TABLES: dict[str, str] = {
+    "sources": """
+CREATE TABLE IF NOT EXISTS {name} (
     tenant          TEXT NOT NULL,
+    source_id       TEXT NOT NULL,
     title           TEXT NOT NULL,
     authors         TEXT NOT NULL,          -- JSON list
     year            INTEGER,
@@ -19,12 +24,14 @@ CREATE TABLE IF NOT EXISTS sources (
     origin          TEXT NOT NULL,
     current_version INTEGER NOT NULL,
     deleted         INTEGER NOT NULL DEFAULT 0,
-    revision        INTEGER NOT NULL DEFAULT 0   -- bumped by every change to the source
+    revision        INTEGER NOT NULL DEFAULT 0,  -- bumped by every change to the source
+    PRIMARY KEY (tenant, source_id)
 );
-CREATE INDEX IF NOT EXISTS sources_tenant ON sources(tenant, deleted);
-CREATE INDEX IF NOT EXISTS sources_origin ON sources(tenant, origin);
-CREATE TABLE IF NOT EXISTS source_versions (
-    source_id      TEXT NOT NULL REFERENCES sources(source_id),
+""",
+    "source_versions": """
+CREATE TABLE IF NOT EXISTS {name} (
+    tenant         TEXT NOT NULL,
+    source_id      TEXT NOT NULL,
     version        INTEGER NOT NULL,
     content_sha256 TEXT NOT NULL,
     parser         TEXT NOT NULL,
@@ -34,12 +41,15 @@ CREATE TABLE IF NOT EXISTS source_versions (
     chunk_count    INTEGER NOT NULL,
     created_at     TEXT NOT NULL,
     retained       INTEGER NOT NULL DEFAULT 1,
-    PRIMARY KEY (source_id, version)
+    PRIMARY KEY (tenant, source_id, version),
+    FOREIGN KEY (tenant, source_id) REFERENCES sources(tenant, source_id)
 );
-CREATE INDEX IF NOT EXISTS versions_hash ON source_versions(content_sha256);
-CREATE TABLE IF NOT EXISTS chunks (
+""",
+    "chunks": """
+CREATE TABLE IF NOT EXISTS {name} (
     rowid            INTEGER PRIMARY KEY,
     chunk_id         TEXT NOT NULL UNIQUE,
+    tenant           TEXT NOT NULL,
     source_id        TEXT NOT NULL,
     version          INTEGER NOT NULL,
     ordinal          INTEGER NOT NULL,
@@ -57,9 +67,34 @@ CREATE TABLE IF NOT EXISTS chunks (
     location         TEXT,
     section_key      TEXT NOT NULL,         -- section path joined by U+001F, for prefix filters
     embed_key        TEXT,                  -- sha256 of the embedded text, or NULL
-    FOREIGN KEY (source_id, version) REFERENCES source_versions(source_id, version)
+    FOREIGN KEY (tenant, source_id, version)
+        REFERENCES source_versions(tenant, source_id, version)
 );
-CREATE INDEX IF NOT EXISTS chunks_version ON chunks(source_id, version, ordinal);
+""",
+}
+
+
+def library_table(table: str, name: str) -> str:
+    """The CREATE statement of ``table`` (a key of ``LIBRARY_TABLES``) named ``name``."""
+    return LIBRARY_TABLES[table].replace("{name}", name)
+
+
+SCHEMA = (
+    """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"""
+    + library_table("sources", "sources")
+    + """CREATE INDEX IF NOT EXISTS sources_tenant ON sources(tenant, deleted);
+CREATE INDEX IF NOT EXISTS sources_origin ON sources(tenant, origin);
+"""
+    + library_table("source_versions", "source_versions")
+    + """CREATE INDEX IF NOT EXISTS versions_hash ON source_versions(content_sha256);
+"""
+    + library_table("chunks", "chunks")
+    + """CREATE INDEX IF NOT EXISTS chunks_version ON chunks(tenant, source_id, version, ordinal);
 -- Vectors by the hash of the text they embed, per model: a cache that makes
 -- re-ingesting unchanged text free. float32 little-endian blobs.
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -107,3 +142,4 @@ BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS audit_log_no_delete BEFORE DELETE ON audit_log
 BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 """
+)

@@ -211,7 +211,9 @@ class IngestService:
                 if isinstance(current, PreparedVersion):
                     (item_vectors,) = self._embedding.vectors_for([current], progress)
                 continue
-            self._registry.prune(current.source.source_id, self._retain_versions)
+            self._registry.prune(
+                current.source.tenant, current.source.source_id, self._retain_versions
+            )
             return self._planner.report(
                 current.shown, current.source, current.version.version, current.status
             )

@@ -4,6 +4,8 @@ A new source, the next version of a stored one, or unchanged (then perhaps
 moved, or given the ACL said explicitly). Only a source the actor may write
 is a candidate (``citadel.app.library.writable``, the rule of ``sources acl``);
 content or an origin matching another source is, to this actor, not there.
+Source ids are scoped to the tenant: a named id is looked up in the ingest's
+tenant only, so another tenant's source of that id is never touched or revealed.
 """
 
 from __future__ import annotations
@@ -165,7 +167,11 @@ class VersionPlanner:
     def report(self, path: str, source: Source, version_no: int, status: str) -> IngestReport:
         """The report of ``source`` at ``version_no``, with that version's stored counts."""
         counts = next(
-            (v for v in self._registry.versions(source.source_id) if v.version == version_no),
+            (
+                v
+                for v in self._registry.versions(source.tenant, source.source_id)
+                if v.version == version_no
+            ),
             None,
         )
         return IngestReport(
@@ -185,13 +191,15 @@ class VersionPlanner:
         """The stored source this file is a version of, if any, and only if ``actor``
         may write it (the rule of ``sources acl``).
 
-        A named id of another tenant's source, of a deleted one (its tombstone keeps
-        old citations resolving as "deleted") or of one this actor may not read gets
-        one refusal that does not say which. Matching content or origin counts only
-        among sources the actor may write: others are, to it, not there.
+        A named id is looked up in the ingest's tenant only: another tenant's source of
+        that id is, to this actor, not there (a new source of the id is made in this
+        tenant). A deleted one of this tenant (its tombstone keeps old citations
+        resolving as "deleted") or one this actor may not read gets one refusal that
+        does not say which. Matching content or origin counts only among sources the
+        actor may write: others are, to it, not there.
         """
         if options.source_id:
-            found = self._registry.get(options.source_id)
+            found = self._registry.get(options.tenant, options.source_id)
             if found is None:
                 return None
             try:
@@ -210,7 +218,7 @@ class VersionPlanner:
         return None
 
     def _current_hash(self, source: Source) -> str:
-        for version in self._registry.versions(source.source_id):
+        for version in self._registry.versions(source.tenant, source.source_id):
             if version.version == source.current_version:
                 return version.content_sha256
         return ""

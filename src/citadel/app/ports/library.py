@@ -28,10 +28,14 @@ class Retrieval(Protocol):
 
 
 class SourceRegistry(Protocol):
-    """The trusted record of sources and their versions."""
+    """The trusted record of sources and their versions.
 
-    def get(self, source_id: str) -> Source | None:
-        """The source, deleted or not; None when it never existed."""
+    A source id names a source within its tenant: every lookup by id takes the
+    tenant, and two tenants may each have a source of one id, independent of
+    each other (versions, chunks, deletion)."""
+
+    def get(self, tenant: str, source_id: str) -> Source | None:
+        """``tenant``'s source, deleted or not; None when it never existed there."""
         ...
 
     def matching(
@@ -41,16 +45,21 @@ class SourceRegistry(Protocol):
         hash, that were ingested from this origin), by id."""
         ...
 
-    def versions(self, source_id: str) -> Sequence[SourceVersion]:
-        """All retained versions, oldest first."""
+    def versions(self, tenant: str, source_id: str) -> Sequence[SourceVersion]:
+        """All versions of ``tenant``'s source (retained or not), oldest first."""
         ...
 
     def list(self, tenant: str | None = None) -> Sequence[Source]:
         """Live sources, by title."""
         ...
 
-    def revisions(self, source_ids: Collection[str]) -> Mapping[str, int]:
-        """The current ``revision`` of each known source (deleted ones too); unknown ids absent."""
+    def revisions(
+        self, source_ids: Collection[str], tenant: str | None = None
+    ) -> Mapping[str, int]:
+        """The current ``revision`` of each known source of ``tenant`` (deleted ones too);
+        unknown ids absent. Without ``tenant``, the sum of the revisions of every tenant's
+        source of that id: it still changes whenever any of them changes (revisions only
+        grow), which is all a cache keyed by its tenant needs."""
         ...
 
     def commit_version(
@@ -67,27 +76,30 @@ class SourceRegistry(Protocol):
         The commit checks, in the same transaction as its writes, what its caller
         decided from an earlier read, and raises ``VersionConflict`` (writing
         nothing) when another writer got there first: ``version`` must follow the
-        stored current version (1 for a source not stored yet), and a stored source
-        must be live, of the same tenant and at ``source.revision`` (unchanged since the
-        caller read it: no ACL, move or metadata change lost). With ``unique_in``, no
+        stored current version of ``source.tenant``'s source of that id (1 for a
+        source not stored there yet), and a stored source must be live and at
+        ``source.revision`` (unchanged since the caller read it: no ACL, move or
+        metadata change lost). With ``unique_in``, no
         other live source that scope allows may already hold this content as its
         current version.
         """
         ...
 
     def update(self, source: Source) -> None:
-        """Replace a live source's metadata (origin, title, ACL); versions are untouched.
+        """Replace the metadata (origin, title, ACL) of the live source of ``source.tenant``
+        and ``source.source_id``; versions are untouched.
 
         A compare-and-swap on ``source.revision``: ``VersionConflict`` (nothing written)
         when the stored source changed since it was read; ``KeyError`` when it is gone
         or deleted."""
         ...
 
-    def delete(self, source_id: str) -> None:
-        """Leave a tombstone: the record stays (so citations can say "deleted"), the text goes."""
+    def delete(self, tenant: str, source_id: str) -> None:
+        """Leave a tombstone: the record stays (so citations can say "deleted"), the text goes.
+        ``KeyError`` when ``tenant`` has no live source of that id."""
         ...
 
-    def prune(self, source_id: str, keep: int) -> int:
+    def prune(self, tenant: str, source_id: str, keep: int) -> int:
         """Drop the chunks of all but the newest ``keep`` versions; return how many went."""
         ...
 
@@ -160,11 +172,17 @@ class VectorIndex(Protocol):
         ...
 
     def unembedded_chunks(
-        self, model: str, source_id: str | None = None, limit: int | None = None
+        self,
+        model: str,
+        source_id: str | None = None,
+        limit: int | None = None,
+        *,
+        tenant: str | None = None,
     ) -> Sequence[UnembeddedChunk]:
-        """The current chunks of live sources (of ``source_id`` only, when given) that have
-        no vector under ``model``, by source id then reading order; the first ``limit``
-        of them when given (storing their vectors takes them off the list)."""
+        """The current chunks of live sources (of ``tenant`` only and of ``source_id`` only,
+        when given) that have no vector under ``model``, by tenant, source id, then reading
+        order; the first ``limit`` of them when given (storing their vectors takes them off
+        the list)."""
         ...
 
     def store_vectors(
@@ -186,12 +204,13 @@ class StoredPassage:
 
 
 class ChunkStore(Protocol):
-    def chunks(self, source_id: str, version: int) -> Sequence[Chunk]:
-        """A version's chunks in reading order."""
+    def chunks(self, tenant: str, source_id: str, version: int) -> Sequence[Chunk]:
+        """A version of ``tenant``'s source's chunks in reading order."""
         ...
 
     def passages(self, chunk_ids: Sequence[str]) -> dict[str, StoredPassage]:
-        """Chunks by id with their sources; unknown ids are absent from the result."""
+        """Chunks by id with their sources; unknown ids are absent from the result.
+        (Chunk ids are unique across tenants: the tenant is part of their key.)"""
         ...
 
 

@@ -125,7 +125,9 @@ async def readyz(request: Request) -> JSONResponse:
     local = edge(request).answering is services.answer
     generator = services.answer.generator_circuit.value if local else "remote"
     try:
-        await asyncio.wait_for(run_in_threadpool(services.registry.get, "readyz-probe"), 2.0)
+        await asyncio.wait_for(
+            run_in_threadpool(services.registry.get, "readyz", "readyz-probe"), 2.0
+        )
     except Exception:
         return JSONResponse(
             {"status": "unavailable", "store": "unreachable", "generator": generator},
