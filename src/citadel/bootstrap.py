@@ -140,7 +140,7 @@ def build(
         fusion=settings.fusion,
         candidates=settings.search_candidates,
     )
-    chosen = generator or _generator(settings)
+    chosen = generator or _generator(settings, chosen_embedder)
     policy = _link_policy(settings)
     metrics = PrometheusMetrics()
     # The audit chain's key is a file beside viewer.key, never in the database: split
@@ -245,9 +245,10 @@ def _embedder(settings: Settings) -> Embedder | None:
     return None
 
 
-def _generator(settings: Settings) -> AnswerGenerator:
+def _generator(settings: Settings, embedder: Embedder | None) -> AnswerGenerator:
     if settings.generator == "extractive":
-        return ExtractiveGenerator(settings.limits)
+        # The search's own embedder: one model loaded, and sentences chosen by meaning.
+        return ExtractiveGenerator(settings.limits, embedder=embedder)
     if settings.generator == "openai":
         llm = settings.llm
         try:
