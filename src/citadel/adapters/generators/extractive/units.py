@@ -184,9 +184,9 @@ def _code_like(body: str) -> bool:
     stripped = body.strip()
     if _PROMPT.match(body):
         return True
-    if not stripped.isascii() or len(stripped) > 120 or _prose_like(stripped):
+    if not stripped.isascii() or len(stripped) > 120 or not _CODE_SIGNAL.search(body):
         return False
-    return bool(_CODE_SIGNAL.search(body))
+    return not _prose_like(stripped)
 
 
 def _prose_like(line: str) -> bool:
