@@ -366,7 +366,9 @@ HOSTILE = [
         id="oversized segment",
     ),
     case(
-        answer(segments(*[("Retries are bounded. " * 40, [f"E{i % 4 + 1}"]) for i in range(6)])),
+        answer(
+            segments(*[(f"Retries are bounded ({i}). " * 40, [f"E{i % 4 + 1}"]) for i in range(6)])
+        ),
         INVALID,
         "answer_too_long",
         id="oversized answer",

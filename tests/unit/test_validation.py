@@ -260,6 +260,29 @@ CASES: list[tuple[str, object, Manifest, Limits, RejectionReason]] = [
         Limits(max_segments=16),
         R.ANSWER_TOO_LONG,
     ),
+    # -- segments that say nothing, or say it again
+    ("an ellipsis", {"segments": [seg("...")]}, MANIFEST, Limits(), R.NO_WORDS),
+    (
+        "dashes and stars",
+        {"segments": [seg("Fine."), seg("— * —")]},
+        MANIFEST,
+        Limits(),
+        R.NO_WORDS,
+    ),
+    (
+        "one sentence twice",
+        {"segments": [seg("Retries are bounded."), seg("Retries are bounded.", ["E2"])]},
+        MANIFEST,
+        Limits(),
+        R.REPEATED_SEGMENT,
+    ),
+    (
+        "a repeat in other case and spacing",
+        {"segments": [seg("Retries are bounded."), seg("retries  ARE bounded!")]},
+        MANIFEST,
+        Limits(),
+        R.REPEATED_SEGMENT,
+    ),
 ]
 
 
@@ -395,7 +418,7 @@ def test_the_same_ref_may_be_cited_by_several_segments() -> None:
 
 def test_limits_are_inclusive() -> None:
     # 8 segments of exactly 1 KiB each, 8 distinct refs in one of them: exactly 8 KiB.
-    segments = [seg("é" * 512) for _ in range(7)]
+    segments = [seg("é" * 511 + f"{i:02d}") for i in range(7)]
     segments.append({"text": "x" * 1024, "evidence_ids": [f"E{i}" for i in range(1, 9)]})
     verdict = validate_candidate({"segments": segments}, NINE, Limits())
     assert isinstance(verdict, Accepted), verdict

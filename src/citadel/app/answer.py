@@ -84,7 +84,9 @@ def _new_id() -> str:
 
 
 class SourceRevisions(Protocol):
-    def revisions(self, source_ids: Collection[str]) -> Mapping[str, int]: ...
+    def revisions(
+        self, source_ids: Collection[str], tenant: str | None = None
+    ) -> Mapping[str, int]: ...
 
 
 class AnswerService:
@@ -196,7 +198,7 @@ class AnswerService:
         if self._cache is not None and self._sources is not None:
             # A store read: off the event loop, like the search.
             revisions = await asyncio.to_thread(
-                self._sources.revisions, {e.source_id for e in manifest.entries}
+                self._sources.revisions, {e.source_id for e in manifest.entries}, actor.tenant
             )
             hit = self._cache.get(key, revisions)
             if hit is not None:

@@ -46,6 +46,10 @@ class RejectionReason(enum.StrEnum):
     UNKNOWN_REF = "unknown_ref"
     DUPLICATE_REF = "duplicate_ref"
     ANSWER_TOO_LONG = "answer_too_long"
+    NO_WORDS = "no_words"
+    """The text has no letter or digit ("...", "—"): it says nothing a passage could support."""
+    REPEATED_SEGMENT = "repeated_segment"
+    """A segment says what an earlier one said (case, spacing and punctuation aside)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +88,22 @@ def validate_candidate(payload: object, manifest: Manifest, limits: Limits) -> V
         )
     allowed = manifest.refs()
     segments: list[AnswerSegment] = []
+    said: dict[str, int] = {}
     total = 0
     for index, raw in enumerate(raw_segments):
         verdict = _segment(raw, allowed, limits)
         if isinstance(verdict, Rejection):
             return Rejection(verdict.reason, verdict.detail, segment=index)
+        words = _wording(verdict.text)
+        if not words:
+            return Rejection(RejectionReason.NO_WORDS, "text has no words", segment=index)
+        if words in said:
+            return Rejection(
+                RejectionReason.REPEATED_SEGMENT,
+                f"the text repeats segment {said[words] + 1}",
+                segment=index,
+            )
+        said[words] = index
         total += utf8_size(verdict.text)
         if total > limits.max_answer_bytes:
             return Rejection(
@@ -159,6 +174,14 @@ def check_display_text(text: str, limits: Limits) -> Rejection | None:
     if contains_markup(text):
         return Rejection(RejectionReason.MARKUP_IN_TEXT, "text contains a link or markup")
     return None
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _wording(text: str) -> str:
+    """The words of ``text``, case-folded: what two segments must differ in."""
+    return " ".join(_WORD.findall(text.casefold()))
 
 
 def _kind(value: object) -> str:
