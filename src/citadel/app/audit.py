@@ -93,9 +93,11 @@ class AuditService:
         record = AuditRecord.from_json(entry.body) if entry is not None else None
         if record is None or record.tenant != actor.tenant:
             raise NotFound(f"no answer {answer_id}")
+        # The quotation's span, if a shown segment quoted this ref: the viewer marks it.
+        span = next((c.span for c in record.citations if c.ref == ref and c.span), None)
         for row in manifest_entries(record.manifest):
             if row.ref == ref:
-                return Target(row.source_id, row.version, row.chunk_id)
+                return Target(row.source_id, row.version, row.chunk_id, span)
         raise NotFound(f"answer {answer_id} has no citation {ref}")
 
     def verify(self) -> ChainReport:

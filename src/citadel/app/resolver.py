@@ -49,6 +49,8 @@ class Target:
     source_id: str
     version: int
     chunk_id: str
+    span: tuple[int, int] | None = None
+    """A quotation's span in the chunk: the viewer highlights it, not the whole chunk."""
 
 
 class NullMetrics:
@@ -128,7 +130,12 @@ class CitationResolver:
             href = None
             if target.version in retained[target.source_id] and self._signer is not None:
                 href = self._signer.href(
-                    actor.user_id, target.source_id, target.version, target.chunk_id, now
+                    actor.user_id,
+                    target.source_id,
+                    target.version,
+                    target.chunk_id,
+                    now,
+                    target.span,
                 )
             return ResolvedLink(LinkState.SUPERSEDED, href, authorized=True)
         if source.canonical_url:
@@ -137,7 +144,7 @@ class CitationResolver:
                 return ResolvedLink(LinkState.CANONICAL, href, authorized=True)
         if self._signer is not None:
             href = self._signer.href(
-                actor.user_id, target.source_id, target.version, target.chunk_id, now
+                actor.user_id, target.source_id, target.version, target.chunk_id, now, target.span
             )
             return ResolvedLink(LinkState.VIEWER, href, authorized=True)
         return ResolvedLink(LinkState.UNAVAILABLE, None, authorized=True)
@@ -157,7 +164,18 @@ class CitationResolver:
                 # Only this resolver sets hrefs; one arriving from elsewhere is dropped and counted.
                 self._metrics.fabricated_link()
         links = iter(
-            self.resolve([Target(c.source_id, c.version, c.chunk_id) for c in citations], actor)
+            self.resolve(
+                [
+                    Target(
+                        c.source_id,
+                        c.version,
+                        c.chunk_id,
+                        c.support.span if c.support is not None else None,
+                    )
+                    for c in citations
+                ],
+                actor,
+            )
         )
         segments = tuple(
             CitedSegment(

@@ -51,6 +51,9 @@ class ViewerGrant:
     version: int
     chunk_id: str
     expires: int
+    span: tuple[int, int] | None = None
+    """A quotation's ``[start, end)`` in the chunk's text, to highlight rather than the
+    whole chunk; None highlights the chunk."""
 
 
 class ViewerSigner:
@@ -62,13 +65,30 @@ class ViewerSigner:
         self._secret = secret
         self._ttl_s = ttl_s
 
-    def mint(self, user_id: str, source_id: str, version: int, chunk_id: str, now: float) -> str:
+    def mint(
+        self,
+        user_id: str,
+        source_id: str,
+        version: int,
+        chunk_id: str,
+        now: float,
+        span: tuple[int, int] | None = None,
+    ) -> str:
         # The next whole minute plus ttl - 60: the same minute gives the same link, and
         # a link lives between ttl - 60 and ttl seconds.
         expires = (math.floor(now / 60) + 1) * 60 + self._ttl_s - 60
+        fields: dict[str, object] = {
+            "u": user_id,
+            "s": source_id,
+            "v": version,
+            "c": chunk_id,
+            "e": expires,
+        }
+        if span is not None:
+            fields["h"] = [span[0], span[1]]
         body = _b64(
             json.dumps(
-                {"u": user_id, "s": source_id, "v": version, "c": chunk_id, "e": expires},
+                fields,
                 sort_keys=True,
                 separators=(",", ":"),
                 ensure_ascii=True,
@@ -97,6 +117,7 @@ class ViewerSigner:
                 version=int(fields["v"]),
                 chunk_id=str(fields["c"]),
                 expires=int(fields["e"]),
+                span=_span(fields.get("h")),
             )
         except (ValueError, KeyError, TypeError):
             raise ViewerLinkRefused(ViewerRefusal.MALFORMED) from None
@@ -108,9 +129,17 @@ class ViewerSigner:
             raise ViewerLinkRefused(ViewerRefusal.WRONG_TARGET)
         return grant
 
-    def href(self, user_id: str, source_id: str, version: int, chunk_id: str, now: float) -> str:
+    def href(
+        self,
+        user_id: str,
+        source_id: str,
+        version: int,
+        chunk_id: str,
+        now: float,
+        span: tuple[int, int] | None = None,
+    ) -> str:
         """The viewer route for the cited span, with a fresh token for this reader."""
-        token = self.mint(user_id, source_id, version, chunk_id, now)
+        token = self.mint(user_id, source_id, version, chunk_id, now, span)
         return (
             f"/v1/sources/{quote(source_id, safe='')}/versions/{version}/view"
             f"?chunk={quote(chunk_id, safe='')}&token={token}"
@@ -118,6 +147,19 @@ class ViewerSigner:
 
     def _mac(self, body: str) -> bytes:
         return hmac.new(self._secret, body.encode("ascii"), hashlib.sha256).digest()
+
+
+def _span(value: object) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(type(v) is int for v in value)
+        or not 0 <= value[0] < value[1]
+    ):
+        raise ValueError("a highlighted span is [start, end) with 0 <= start < end")
+    return (value[0], value[1])
 
 
 def _b64(data: bytes) -> str:

@@ -216,20 +216,34 @@ class Span:
     cited: bool
 
 
-def viewer_spans(chunks: Sequence[Chunk], cited_id: str, context: int = 3) -> list[Span] | None:
+def viewer_spans(
+    chunks: Sequence[Chunk],
+    cited_id: str,
+    context: int = 3,
+    span: tuple[int, int] | None = None,
+) -> list[Span] | None:
     """The cited chunk with ``context`` chunks either side, overlaps merged, as spans of
-    plain and cited text; None when the chunk is not in this version."""
+    plain and cited text; None when the chunk is not in this version.
+
+    ``span``, a quotation's ``[start, end)`` in the cited chunk's text, narrows what is
+    marked cited to the quoted words; one that does not fit the chunk marks it whole."""
     index = next((i for i, c in enumerate(chunks) if c.chunk_id == cited_id), None)
     if index is None:
         return None
     cited = chunks[index]
+    if span is not None and not 0 <= span[0] < span[1] <= len(cited.text):
+        span = None
+    # What is marked, in the version's text: the quotation, or the whole cited chunk.
+    lo, hi = cited.char_start, cited.char_end
+    if span is not None and _exact(cited):
+        lo, hi = cited.char_start + span[0], cited.char_start + span[1]
     window = chunks[max(0, index - context) : index + context + 1]
     spans: list[Span] = []
     end = -1
     for chunk in window:
         start = chunk.char_start
         text = chunk.text
-        exact = len(text) == chunk.char_end - chunk.char_start
+        exact = _exact(chunk)
         if end >= 0 and start > end:
             spans.append(Span("\n\n", cited=False))
         if exact and start < end:
@@ -237,21 +251,29 @@ def viewer_spans(chunks: Sequence[Chunk], cited_id: str, context: int = 3) -> li
             text, start = text[end - start :], end
         if not text:
             continue
-        if not exact or chunk is cited:
-            spans.append(Span(text, cited=chunk is cited))
+        if exact:
+            spans.extend(_split(text, start, lo, hi))
+        elif chunk is cited and span is not None:
+            a, b = span
+            spans.extend((Span(text[:a], False), Span(text[a:b], True), Span(text[b:], False)))
         else:
-            spans.extend(_split(text, start, cited))
+            spans.append(Span(text, cited=chunk is cited))
         end = max(end, start + len(text) if exact else chunk.char_end)
     return _merge(spans)
 
 
-def _split(text: str, start: int, cited: Chunk) -> list[Span]:
-    """A neighbour's text, with the part that overlaps the cited chunk marked as cited."""
-    lo = max(cited.char_start - start, 0)
-    hi = min(cited.char_end - start, len(text))
-    if lo >= hi:
+def _exact(chunk: Chunk) -> bool:
+    """The chunk's text is its range of the version's text, character for character."""
+    return len(chunk.text) == chunk.char_end - chunk.char_start
+
+
+def _split(text: str, start: int, lo: int, hi: int) -> list[Span]:
+    """Text at ``start`` in the version, with its part inside ``[lo, hi)`` marked cited."""
+    a = min(max(lo - start, 0), len(text))
+    b = min(max(hi - start, 0), len(text))
+    if a >= b:
         return [Span(text, cited=False)]
-    return [Span(text[:lo], False), Span(text[lo:hi], True), Span(text[hi:], False)]
+    return [Span(text[:a], False), Span(text[a:b], True), Span(text[b:], False)]
 
 
 def _merge(spans: list[Span]) -> list[Span]:

@@ -70,7 +70,7 @@ def _viewable(
     # Authorization now (tenant, groups, deletion, retention), not when the link was made.
     details = services.library.show(source_id, actor)
     chunks = services.library.chunks(source_id, actor, version)
-    spans = viewer_spans(chunks, grant.chunk_id)
+    spans = viewer_spans(chunks, grant.chunk_id, span=grant.span)
     if spans is None:
         raise NotFound(f"version {version} of {source_id} has no chunk {grant.chunk_id}")
     cited = next(c for c in chunks if c.chunk_id == grant.chunk_id)
