@@ -3,11 +3,17 @@
 Measures selection, manifest freezing, candidate validation and attribution
 over 1,000 requests, each with 8 passages of 1 KiB, and prints p50/p95.
 Run: `make bench` (or `.venv/bin/python bench/answer_path.py --json`).
+
+With ``--extractive`` the path includes the built-in extractive generator and the
+support check of its segments (the default answer as `ask` makes it), with the
+embedder's own calls timed and subtracted: the hashing embedder stands in for
+MiniLM, whose cost is measured by bench/embedding_throughput.py.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import json
 import os
@@ -16,11 +22,18 @@ import random
 import statistics
 import time
 
-from citadel.domain.answer import attribute
+from citadel.adapters.embedding.hashing import HashingEmbedder
+from citadel.adapters.generators.extractive import ExtractiveGenerator
+from citadel.adapters.metrics.counting import CountingMetrics
+from citadel.adapters.support import default_checker
+from citadel.app.ports import Embedder
+from citadel.app.support import SupportStep, manifest_passages
+from citadel.domain.answer import GenerationRequest, attribute
 from citadel.domain.limits import Limits
 from citadel.domain.manifest import freeze_manifest, prompt_evidence
 from citadel.domain.search import Evidence
 from citadel.domain.selection import select_evidence
+from citadel.domain.support import SupportPolicy
 from citadel.domain.validation import Accepted, validate_candidate
 
 WORDS = (
@@ -30,10 +43,29 @@ WORDS = (
 
 
 def passage(rng: random.Random, size: int = 1024) -> str:
-    out: list[str] = []
-    while sum(len(w) + 1 for w in out) < size:
-        out.append(rng.choice(WORDS))
-    return " ".join(out)[: size - 1] + "."
+    """About ``size`` bytes of sentences of 6 to 20 words."""
+    sentences: list[str] = []
+    while sum(len(x) + 1 for x in sentences) < size - 120:
+        words = [rng.choice(WORDS) for _ in range(rng.randint(6, 20))]
+        sentences.append(" ".join(words).capitalize() + ".")
+    return " ".join(sentences)
+
+
+class TimedEmbedder:
+    """An embedder that keeps the time spent inside it, to subtract from the path."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self.name = inner.name
+        self.dimension = inner.dimension
+        self.seconds = 0.0
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        try:
+            return self._inner.embed(texts)
+        finally:
+            self.seconds += time.perf_counter() - started
 
 
 def request_evidence(rng: random.Random, n: int) -> list[Evidence]:
@@ -78,23 +110,69 @@ def one_request(evidence: list[Evidence], limits: Limits) -> None:
     attribute(verdict.segments, manifest)
 
 
+class ExtractivePath:
+    """Selection, freezing, the extractive generator, validation, support, attribution."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.embedder = TimedEmbedder(HashingEmbedder())
+        self.generator = ExtractiveGenerator(limits, embedder=self.embedder)
+        self.support = SupportStep(default_checker(), SupportPolicy.LABEL, CountingMetrics())
+        self.loop = asyncio.new_event_loop()
+        self.labels: dict[str, int] = {}
+
+    def __call__(self, evidence: list[Evidence], question: str) -> float:
+        """One request; returns the seconds spent inside the embedder."""
+        before = self.embedder.seconds
+        context = select_evidence(evidence, self.limits, 0.0)
+        manifest = freeze_manifest(context)
+        request = GenerationRequest(
+            question=question,
+            evidence=prompt_evidence(manifest),
+            max_output_tokens=self.limits.max_output_tokens,
+        )
+        candidate = self.loop.run_until_complete(self.generator.generate(request))
+        verdict = validate_candidate(candidate.payload, manifest, self.limits)
+        assert isinstance(verdict, Accepted), verdict
+        found = self.support.check(verdict.segments, manifest_passages(manifest))
+        for supports in found.supports:
+            for support in supports:
+                self.labels[support.label.value] = self.labels.get(support.label.value, 0) + 1
+        attribute(verdict.segments, manifest, found.supports)
+        return self.embedder.seconds - before
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--extractive",
+        action="store_true",
+        help="include the extractive generator and the support check (embedder excluded)",
+    )
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
     rng = random.Random(7)
     limits = Limits()
     requests = [request_evidence(rng, 8) for _ in range(args.requests)]
-    for evidence in requests[:50]:  # warm-up
-        one_request(evidence, limits)
+    questions = [" ".join(rng.choice(WORDS) for _ in range(6)) + "?" for _ in requests]
+    path = ExtractivePath(limits) if args.extractive else None
+
+    def run(index: int) -> float:
+        if path is None:
+            one_request(requests[index], limits)
+            return 0.0
+        return path(requests[index], questions[index])
+
+    for index in range(50):  # warm-up
+        run(index)
     timings = []
-    for evidence in requests:
+    for index in range(len(requests)):
         start = time.perf_counter()
-        one_request(evidence, limits)
-        timings.append((time.perf_counter() - start) * 1000)
+        inside = run(index)
+        timings.append((time.perf_counter() - start - inside) * 1000)
     timings.sort()
     result = {
         "requests": args.requests,
@@ -104,12 +182,15 @@ def main() -> None:
         "p95_ms": round(timings[int(0.95 * len(timings)) - 1], 4),
         "max_ms": round(timings[-1], 4),
         "python": platform.python_version(),
+        "path": "extractive generator + support check" if path else "minus generator",
     }
+    if path is not None:
+        result["support_labels"] = path.labels
     if args.json:
         print(json.dumps(result))
     else:
         print(
-            f"answer path minus generator, {args.requests} requests x 8 passages x 1 KiB:"
+            f"answer path ({result['path']}), {args.requests} requests x 8 passages x 1 KiB:"
             f" p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms (max {result['max_ms']} ms)"
         )
 
