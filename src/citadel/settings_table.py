@@ -219,8 +219,9 @@ SETTINGS: tuple[Setting, ...] = (
         "embedder",
         Choice(EMBEDDERS),
         "minilm",
-        "`minilm` (int8 arithmetic, `all-MiniLM-L6-v2-w8a8`), `minilm-float` (the float graph,"
-        " `all-MiniLM-L6-v2-int8`: other vectors, those of libraries built before session 3;"
+        "`minilm` (int8 arithmetic, `all-MiniLM-L6-v2-w8a8-win`), `minilm-float` (the float"
+        " graph, `all-MiniLM-L6-v2-int8-win`: other vectors; `-win`: long texts are read in"
+        " 256-piece windows, libraries built before windowing need `citadel reindex`;"
         " int8 is exact and the same on every CPU, but only CPUs with VNNI or AMX run it"
         " fast), `hashing` (a deterministic test fake) or `none` (lexical only); after a"
         " change, run `citadel reindex`",

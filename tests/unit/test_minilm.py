@@ -115,20 +115,21 @@ def test_bad_settings_are_refused() -> None:
 
 
 def test_truncation_and_precision_are_part_of_the_name() -> None:
-    assert MiniLmEmbedder().name == "all-MiniLM-L6-v2-w8a8"
-    assert MiniLmEmbedder(max_tokens=128).name == "all-MiniLM-L6-v2-w8a8-t128"
-    # The float graph keeps the name its vectors always had.
-    assert MiniLmEmbedder(precision="float").name == "all-MiniLM-L6-v2-int8"
-    assert MiniLmEmbedder(precision="float", max_tokens=128).name == "all-MiniLM-L6-v2-int8-t128"
+    assert MiniLmEmbedder(windows=False).name == "all-MiniLM-L6-v2-w8a8"
+    assert MiniLmEmbedder(windows=False, max_tokens=128).name == "all-MiniLM-L6-v2-w8a8-t128"
+    # The float graph keeps the name its truncated vectors always had.
+    assert MiniLmEmbedder(precision="float", windows=False).name == "all-MiniLM-L6-v2-int8"
+    float128 = MiniLmEmbedder(precision="float", max_tokens=128)
+    assert float128.name == "all-MiniLM-L6-v2-int8-t128-win"
 
 
 # --- behaviour --------------------------------------------------------------
 
 
-def test_texts_are_truncated_at_max_seq_length(embedder: MiniLmEmbedder) -> None:
+def test_without_windows_texts_are_truncated_at_max_seq_length() -> None:
     # "apple" is one word piece; [CLS] and [SEP] take two of the 256 places.
     kept = MAX_TOKENS - 2
-    at_limit, beyond, short = embedder.embed(
+    at_limit, beyond, short = MiniLmEmbedder(windows=False).embed(
         ["apple " * kept, "apple " * (kept + 300), "apple " * (kept - 1)]
     )
     np.testing.assert_allclose(beyond, at_limit, atol=1e-6)
@@ -300,7 +301,7 @@ VARIED = [
     " ".join(WORDS * 4),
     " ".join(WORDS * 11),  # ~120 tokens
     " ".join(WORDS * 23),  # ~250 tokens: just under the limit
-    " ".join(WORDS * 40),  # > 256 tokens: truncated
+    " ".join(WORDS * 40),  # > 256 tokens: two windows
     "apple " * 600,  # far beyond the limit
     "Photosynthesis converts light into chemical energy. " * 8,
     "\x00\n\t",

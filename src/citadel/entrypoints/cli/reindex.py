@@ -1,8 +1,10 @@
 """``citadel reindex`` and the missing-vector warning: how both are run and shown.
 
 Vectors belong to one embedding model; after ``CITADEL_EMBEDDER`` changes, or
-the default model's name does, dense search skips every chunk embedded under
-the old one until ``citadel reindex`` fills them in. Search still answers
+the default model's name does (as when long chunks came to be read in windows
+rather than truncated: ``…-w8a8`` became ``…-w8a8-win``), dense search skips
+every chunk embedded under the old one until ``citadel reindex`` fills them in.
+Chunks themselves are never redone: the vectors are what changed. Search still answers
 (lexically) meanwhile, so the CLI warns on stderr and ``/readyz`` reports the
 coverage rather than failing.
 """
