@@ -49,7 +49,16 @@ def access_query(
     could not exclude anything be left out: intersecting with a posting list
     that holds every chunk costs time and changes nothing.
     """
-    clauses: list[str] = []
+    clauses = access_clauses(scope, filters, only_tenant=only_tenant, any_acl=any_acl)
+    return " AND ".join("access:(" + " OR ".join(tokens) + ")" for tokens in clauses)
+
+
+def access_clauses(
+    scope: AccessScope, filters: SearchFilters, *, only_tenant: str | None, any_acl: bool
+) -> list[list[str]]:
+    """The same clauses as token lists: a chunk passes when its access column holds
+    at least one token of every list (the in-memory index applies them as a mask)."""
+    clauses: list[list[str]] = []
     if scope.tenant != only_tenant:
         clauses.append(_any("tenant", [scope.tenant]))
     if any_acl and not scope.unrestricted:
@@ -63,8 +72,8 @@ def access_query(
     clauses.extend(_any("tag", [t]) for t in sorted(filters.tags_all))
     if filters.section_prefix:
         clauses.append(_any("sec", ["\x1f".join(filters.section_prefix)]))
-    return " AND ".join(clauses)
+    return clauses
 
 
-def _any(kind: str, values: Iterable[str]) -> str:
-    return "access:(" + " OR ".join(token(kind, v) for v in values) + ")"
+def _any(kind: str, values: Iterable[str]) -> list[str]:
+    return [token(kind, v) for v in values]
