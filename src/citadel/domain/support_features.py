@@ -11,18 +11,28 @@ in one and not the other). The learned combiner in ``adapters/support/`` turns
 the features, and the embedder's similarities, into a score.
 
 Standard library only: the domain's import contract.
+
+It runs on every answer (issue 14: 5 ms p95 per answer of 8 segments), so the
+hot paths have quick forms that give the same values as the plain rules they
+stand for: an ASCII text is folded by ``str.split`` rather than by character,
+its words found on the lower-cased text with stems and weights memoised per
+word, a passage's fold and sentence terms computed once per passage text and
+shared by every segment citing it, and the ordered overlap counted with a
+bit-parallel LCS. ``tests/unit/test_support_reference.py`` holds the checker to
+its earlier outputs; the property tests here hold each quick form to its rule.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from citadel.domain.text import split_sentences, terms, words
+from citadel.domain.text import _WORD, STOPWORDS, split_sentences, stem
 
 # Typographic quotes and dashes a writer (or a model) may swap for the ASCII ones.
 _FOLD = {
@@ -82,17 +92,65 @@ def fold(original: str) -> Folded:
     return Folded("".join(out), tuple(starts), tuple(ends))
 
 
-_TRANSLATE = str.maketrans(_FOLD)
-_RUNS = re.compile(r"\s+")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_NON_SPACE = re.compile(r"\S+")
 
 
 def folded_text(original: str) -> str:
     """``fold(original).text``, quickly (no offsets kept)."""
-    quick = original.translate(_TRANSLATE)
-    if not quick.isascii():
-        quick = _NON_ASCII.sub(lambda m: _fold_char(m.group(0)), quick)
-    return _RUNS.sub(" ", quick).strip()
+    # The fold's one ASCII change is the backtick; every other character it changes is
+    # not ASCII (``_fold_char`` looks in ``_FOLD`` first, as a translation table would),
+    # and ``str.split`` and ``re``'s ``\s`` share one definition of whitespace.
+    if "`" in original:
+        original = original.replace("`", "'")
+    if not original.isascii():
+        original = _NON_ASCII.sub(_fold_match, original)
+    return " ".join(original.split())
+
+
+def _fold_match(match: re.Match[str]) -> str:
+    return _fold_char(match.group(0))
+
+
+class _Quoting:
+    """A passage's folded text, and (on the first quotation found) where its folded
+    characters came from: ``fold``'s offsets, without its loop over characters for an
+    ASCII passage (there the fold changes no character's place but whitespace runs')."""
+
+    __slots__ = ("_folded_starts", "_original", "_original_starts", "_slow", "text")
+
+    def __init__(self, original: str) -> None:
+        self._original = original
+        self.text = folded_text(original)
+        self._folded_starts: list[int] | None = None
+        self._original_starts: list[int] = []
+        self._slow: Folded | None = None
+
+    def span(self, at: int, length: int) -> tuple[int, int]:
+        """The original range of ``text[at : at + length]`` (its ends not spaces)."""
+        if not self._original.isascii():
+            if self._slow is None:
+                self._slow = fold(self._original)
+            return self._slow.starts[at], self._slow.ends[at + length - 1]
+        if self._folded_starts is None:
+            folded, original, position = [], [], 0
+            for match in _NON_SPACE.finditer(self._original):
+                folded.append(position)
+                original.append(match.start())
+                position += match.end() - match.start() + 1
+            self._original_starts = original
+            self._folded_starts = folded
+        first = bisect.bisect_right(self._folded_starts, at) - 1
+        last_at = at + length - 1
+        last = bisect.bisect_right(self._folded_starts, last_at) - 1
+        start = self._original_starts[first] + at - self._folded_starts[first]
+        end = self._original_starts[last] + last_at - self._folded_starts[last] + 1
+        return start, end
+
+
+@functools.lru_cache(maxsize=512)
+def _quoting(passage: str) -> _Quoting:
+    return _Quoting(passage)
 
 
 def find_quotation(segment: str, passage: str) -> tuple[int, int] | None:
@@ -103,13 +161,13 @@ def find_quotation(segment: str, passage: str) -> tuple[int, int] | None:
     first to the last character of the quotation in the original passage (the first
     occurrence when it occurs more than once)."""
     needle = folded_text(segment)
-    if not needle or needle not in folded_text(passage):
+    if not needle:
         return None
-    haystack = fold(passage)
+    haystack = _quoting(passage)
     at = haystack.text.find(needle)
     if at < 0:
         return None
-    return haystack.starts[at], haystack.ends[at + len(needle) - 1]
+    return haystack.span(at, len(needle))
 
 
 def same_modulo_whitespace(a: str, b: str) -> bool:
@@ -147,7 +205,7 @@ def numbers(text: str) -> set[str]:
     """The numbers of ``text`` with their units, normalised (``"5 mg"`` -> ``"5mg"``)."""
     found = set()
     for match in _NUMBER.finditer(text):
-        token = re.sub(r"\s+", "", match.group(0).casefold()).replace(",", "")
+        token = "".join(match.group(0).casefold().split()).replace(",", "")
         found.add(token.replace("percent", "%"))
     return found
 
@@ -185,18 +243,83 @@ def _term_weight(term: str) -> float:
     return 1.0 + min(len(term), 12) / 6.0
 
 
+_MEMO_SIZE = 1 << 16
+"""Words and terms memoised (per process, emptied when full): a vocabulary, not texts."""
+_TERM_OF: dict[str, str] = {}
+"""Lower-cased word -> its stem, ``""`` for a stop word."""
+_WEIGHT_OF: dict[str, float] = {}
+_SIXTHS_OF: dict[str, int] = {}
+
+
+def _weight(term: str) -> float:
+    weight = _WEIGHT_OF.get(term)
+    if weight is None:
+        if len(_WEIGHT_OF) >= _MEMO_SIZE:
+            _WEIGHT_OF.clear()
+        weight = _WEIGHT_OF[term] = _term_weight(term)
+    return weight
+
+
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]+(?:[-'][A-Za-z0-9]+)*")
+r"""``_WORD`` on ASCII text: there ``[^\W_]`` is exactly ``[A-Za-z0-9]`` (and quicker)."""
+
+
+def _raw_words(text: str) -> list[str]:
+    """``domain.text``'s word tokens of ``text`` as written (not yet case-folded)."""
+    return (_ASCII_WORD if text.isascii() else _WORD).findall(text)
+
+
+def _words(text: str) -> list[str]:
+    """``words(text)``."""
+    return [w.casefold() for w in _raw_words(text)]
+
+
+def _term(word: str) -> str:
+    folded = word.casefold()
+    return "" if folded in STOPWORDS else stem(folded)
+
+
+def _terms_of(raw: list[str]) -> list[str]:
+    """``terms`` of the text whose words (as written) are ``raw``: each word's stem, or
+    ``""`` for a stop word, memoised, so that a known text costs no Python-level loop."""
+    memo = _TERM_OF
+    found = list(map(memo.get, raw))
+    if None in found:
+        if len(memo) + len(raw) > _MEMO_SIZE:
+            memo.clear()
+        for word in raw:
+            if word not in memo:
+                memo[word] = _term(word)
+        found = list(map(memo.get, raw))
+        if None in found:  # another thread emptied the memo meanwhile
+            found = [_term(word) for word in raw]
+    return list(filter(None, found))
+
+
+def _terms(text: str) -> list[str]:
+    """``terms(text)``."""
+    return _terms_of(_raw_words(text))
+
+
 def _lcs(a: list[str], b: list[str], limit: int = 48) -> int:
-    """Length of the longest common subsequence of the first ``limit`` items of each."""
+    """Length of the longest common subsequence of the first ``limit`` items of each.
+
+    Bit-parallel (Allison-Dix, Hyyrö): one bit per item of ``b``, one step per item
+    of ``a``; the same length as the dynamic programme, without its inner loop."""
     a, b = a[:limit], b[:limit]
     if not a or not b:
         return 0
-    previous = [0] * (len(b) + 1)
+    positions: dict[str, int] = {}
+    for j, y in enumerate(b):
+        positions[y] = positions.get(y, 0) | (1 << j)
+    full = (1 << len(b)) - 1
+    v = full
     for x in a:
-        current = [0]
-        for j, y in enumerate(b):
-            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[j]))
-        previous = current
-    return previous[-1]
+        match = positions.get(x)
+        if match:
+            u = v & match
+            v = ((v + u) | (v - u)) & full
+    return len(b) - v.bit_count()
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,10 +330,34 @@ class PassageView:
     sentence_terms: tuple[tuple[str, ...], ...]
     terms: frozenset[str]
     term_pairs: frozenset[tuple[str, str]]
-    numbers: frozenset[str]
-    bare_numbers: frozenset[str]
-    words: frozenset[str]
     folded: str
+    term_count: int = 0
+    sentence_facts: dict[int, _SentenceFacts] = field(
+        default_factory=dict, compare=False, hash=False, repr=False
+    )
+    """Filled as segments meet the sentences (``_facts``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _SentenceFacts:
+    """What a segment's features read of the sentence that best matches it."""
+
+    unique_terms: list[str]
+    term_set: frozenset[str]
+    negated: bool
+    up: bool
+    down: bool
+
+
+def _facts(view: PassageView, index: int) -> _SentenceFacts:
+    facts = view.sentence_facts.get(index)
+    if facts is None:
+        unique = list(dict.fromkeys(view.sentence_terms[index]))
+        cues = _cue_words(view.sentences[index])
+        up, down = _direction(cues)
+        facts = _SentenceFacts(unique, frozenset(unique), bool(cues & _NEGATIONS), up, down)
+        view.sentence_facts[index] = facts
+    return facts
 
 
 @functools.lru_cache(maxsize=512)
@@ -218,34 +365,65 @@ def passage_view(passage: str) -> PassageView:
     """The passage's sentences (the whole passage when it has none) and their terms."""
     spans = split_sentences(passage)
     sentences = tuple(passage[a:b] for a, b in spans) or (passage,)
-    sentence_terms = tuple(tuple(terms(x)) for x in sentences)
+    sentence_terms = tuple(tuple(_terms(x)) for x in sentences)
     flat = [t for ts in sentence_terms for t in ts]
-    found = numbers(passage)
     return PassageView(
         sentences=sentences,
         sentence_terms=sentence_terms,
         terms=frozenset(flat),
         term_pairs=frozenset(itertools.pairwise(flat)),
-        numbers=frozenset(found),
-        bare_numbers=frozenset(_bare(found)),
-        words=frozenset(words(passage)),
-        folded=folded_text(passage).casefold(),
+        folded=_quoting(passage).text.casefold(),
+        term_count=len(flat),
     )
 
 
+@functools.lru_cache(maxsize=512)
+def _passage_numbers(passage: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The passage's numbers with units, and bare: read only for a segment stating one."""
+    found = numbers(passage)
+    return frozenset(found), frozenset(_bare(found))
+
+
+@functools.lru_cache(maxsize=512)
+def _passage_words(passage: str) -> frozenset[str]:
+    """The passage's words: read only for a segment naming a month."""
+    return frozenset(_words(passage))
+
+
+def clear_passage_caches() -> None:
+    """Forget every passage seen (benchmarks measuring passages new to the checker)."""
+    passage_view.cache_clear()
+    _quoting.cache_clear()
+    _passage_numbers.cache_clear()
+    _passage_words.cache_clear()
+
+
+def _sixths(term: str) -> int:
+    """``6 * _term_weight(term)``, an integer."""
+    sixths = _SIXTHS_OF.get(term)
+    if sixths is None:
+        if len(_SIXTHS_OF) >= _MEMO_SIZE:
+            _SIXTHS_OF.clear()
+        sixths = _SIXTHS_OF[term] = 12 if any(c.isdigit() for c in term) else 6 + min(len(term), 12)
+    return sixths
+
+
 def _ranked(segment_terms: set[str], view: PassageView) -> list[int]:
-    """Sentence indices, most weighted content words shared with the segment first."""
-    scores = [
-        -sum(_term_weight(t) for t in segment_terms.intersection(ts)) for ts in view.sentence_terms
-    ]
-    return sorted(range(len(scores)), key=lambda i: (scores[i], i))
+    """Sentence indices, most weighted content words shared with the segment first; of
+    sentences sharing as much, the earlier first."""
+    # Summed in sixths, exactly: a sum of float weights over a set depends on the set's
+    # iteration order, which changes with the process's string hash seed, so equal
+    # sentences could swap places from one process to the next.
+    sixths = {t: _sixths(t) for t in segment_terms}.__getitem__
+    scores = [-sum(map(sixths, segment_terms.intersection(ts))) for ts in view.sentence_terms]
+    return sorted(range(len(scores)), key=scores.__getitem__)  # stable: ties by index
 
 
 def best_sentences(segment: str, passage: str, k: int = 2) -> list[str]:
     """The ``k`` sentences of ``passage`` sharing the most (weighted) content words with
     ``segment``, best first; the whole passage when it has no sentence."""
     view = passage_view(passage)
-    return [view.sentences[i] for i in _ranked(set(terms(segment)), view)[:k]]
+    return [view.sentences[i] for i in _ranked(set(_terms(segment)), view)[:k]]
 
 
 def _direction(tokens: set[str]) -> tuple[bool, bool]:
@@ -253,44 +431,56 @@ def _direction(tokens: set[str]) -> tuple[bool, bool]:
 
 
 def _cue_words(text: str) -> set[str]:
-    return set(words(text.replace("n't", " not")))
+    return set(_words(text.replace("n't", " not")))
 
 
 def lexical_features(segment: str, passage: str) -> list[float]:
     """The values named by :data:`FEATURE_NAMES`, in that order, each a plain float."""
+    return features_and_sentences(segment, passage, 1)[0]
+
+
+def features_and_sentences(segment: str, passage: str, k: int) -> tuple[list[float], list[str]]:
+    """``lexical_features(segment, passage)`` and ``best_sentences(segment, passage, k)``,
+    from one ranking of the passage's sentences."""
     view = passage_view(passage)
-    seg_terms = terms(segment)
+    seg_terms = _terms(segment)
     seg_unique = list(dict.fromkeys(seg_terms))
     n = len(seg_unique)
     present = [t for t in seg_unique if t in view.terms]
     coverage = len(present) / n if n else 0.0
-    total_weight = sum(_term_weight(t) for t in seg_unique)
-    weighted = sum(_term_weight(t) for t in present) / total_weight if total_weight else 0.0
+    total_weight = sum(map(_weight, seg_unique))
+    weighted = sum(map(_weight, present)) / total_weight if total_weight else 0.0
     seg_pairs = set(itertools.pairwise(seg_terms))
     bigram = len(seg_pairs & view.term_pairs) / len(seg_pairs) if seg_pairs else coverage
-    best = _ranked(set(seg_unique), view)[0]
-    best_list = list(dict.fromkeys(view.sentence_terms[best]))
-    best_terms = set(best_list)
+    ranked = _ranked(set(seg_unique), view)
+    best = ranked[0]
+    facts = _facts(view, best)
+    best_list = facts.unique_terms
+    best_terms = facts.term_set
     sentence_coverage = len([t for t in seg_unique if t in best_terms]) / n if n else 0.0
     sentence_precision = len(best_terms & set(seg_unique)) / len(best_terms) if best_terms else 0.0
     ordered = _lcs(seg_unique, best_list) / min(n, 48) if n else 0.0
     missing_long = sum(1 for t in seg_unique if t not in view.terms and len(t) >= 7)
 
     seg_numbers = numbers(segment)
-    missing_bare = _bare(seg_numbers) - view.bare_numbers
-    missing_units = seg_numbers - view.numbers
-    months_missing = len((set(words(segment)) & _MONTHS) - view.words)
+    missing_bare: set[str] = set()
+    missing_units: set[str] = set()
+    if seg_numbers:
+        passage_numbers, passage_bare = _passage_numbers(passage)
+        missing_bare = _bare(seg_numbers) - passage_bare
+        missing_units = seg_numbers - passage_numbers
+    months = set(_words(segment)) & _MONTHS
+    months_missing = len(months - _passage_words(passage)) if months else 0
 
     seg_tokens = _cue_words(segment)
-    pas_tokens = _cue_words(view.sentences[best])
     seg_neg = bool(seg_tokens & _NEGATIONS)
-    pas_neg = bool(pas_tokens & _NEGATIONS)
+    pas_neg = facts.negated
     seg_up, seg_down = _direction(seg_tokens)
-    pas_up, pas_down = _direction(pas_tokens)
+    pas_up, pas_down = facts.up, facts.down
     conflict = (seg_up and not seg_down and pas_down and not pas_up) or (
         seg_down and not seg_up and pas_up and not pas_down
     )
-    return [
+    values = [
         coverage,
         weighted,
         bigram,
@@ -306,11 +496,13 @@ def lexical_features(segment: str, passage: str) -> list[float]:
         float(seg_neg),
         float(conflict),
         math.log1p(n),
-        math.log1p(sum(len(ts) for ts in view.sentence_terms)),
+        math.log1p(view.term_count),
         float(folded_text(segment).casefold() in view.folded),
     ]
+    return values, [view.sentences[i] for i in ranked[:k]]
 
 
 def numbers_missing(segment: str, passage: str) -> bool:
     """Whether the segment states a number (units aside) the passage never states."""
-    return bool(_bare(numbers(segment)) - passage_view(passage).bare_numbers)
+    stated = numbers(segment)
+    return bool(stated) and bool(_bare(stated) - _passage_numbers(passage)[1])

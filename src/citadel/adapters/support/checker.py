@@ -35,10 +35,8 @@ from citadel.app.ports import Embedder
 from citadel.domain.support import Support, SupportLabel
 from citadel.domain.support_features import (
     FEATURE_NAMES,
-    best_sentences,
+    features_and_sentences,
     find_quotation,
-    lexical_features,
-    numbers_missing,
 )
 
 SENTENCES_PER_PASSAGE = 2
@@ -56,6 +54,9 @@ FEATURES: dict[str, tuple[str, ...]] = {
     "embedder": (*FEATURE_NAMES, *ALIGNMENT_NAMES, "embedding_cosine"),
 }
 """Each combiner's features, in order; each set extends the one before."""
+_COVERAGE = FEATURE_NAMES.index("coverage")
+_NUMBERS_MISSING = FEATURE_NAMES.index("numbers_missing")
+"""Its value is > 0 exactly when ``numbers_missing(segment, passage)`` holds."""
 
 
 @functools.cache
@@ -130,8 +131,12 @@ class FeatureSupportChecker:
             features = self.features(scored)
             scores = self._combiner.score(features)
             made = iter(
-                self._support(float(score), pair, coverage=float(row[0]))
-                for score, pair, row in zip(scores, scored, features, strict=True)
+                self._support(
+                    float(score),
+                    coverage=float(row[_COVERAGE]),
+                    numbers_missing=bool(row[_NUMBERS_MISSING] > 0),
+                )
+                for score, row in zip(scores, features, strict=True)
             )
             results = [r if r is not None else next(made) for r in results]
         return [r for r in results if r is not None]
@@ -147,11 +152,11 @@ class FeatureSupportChecker:
         """One row per pair, in the combiner's feature order."""
         return pair_features(pairs, tokens=self._tokens, vectors=self._cache)
 
-    def _support(self, score: float, pair: tuple[str, str], *, coverage: float) -> Support:
+    def _support(self, score: float, *, coverage: float, numbers_missing: bool) -> Support:
         score = min(max(score, 0.0), NON_VERBATIM_CEILING)
         # A number the passage never states is not supported, however close the rest:
         # SciFact has too few such pairs for the combiner to learn it.
-        if score >= self._combiner.supported and not numbers_missing(*pair):
+        if score >= self._combiner.supported and not numbers_missing:
             return Support(score, SupportLabel.SUPPORTED)
         if score >= self._combiner.partial and coverage >= PARTIAL_MIN_COVERAGE:
             return Support(score, SupportLabel.PARTIAL)
@@ -166,10 +171,14 @@ def pair_features(
 ) -> npt.NDArray[np.float64]:
     """One row per pair: the lexical features, then the alignment ones when ``tokens`` is
     given, then the embedder's cosine when ``vectors`` is (``FEATURES``' orders)."""
-    rows = [lexical_features(segment, passage) for segment, passage in pairs]
+    rows: list[list[float]] = []
+    chosen: list[list[str]] = []
+    for segment, passage in pairs:
+        row, sentences = features_and_sentences(segment, passage, SENTENCES_PER_PASSAGE)
+        rows.append(row)
+        chosen.append(sentences)
     if tokens is None:
         return np.asarray(rows, dtype=np.float64).reshape(len(pairs), len(FEATURE_NAMES))
-    chosen = [best_sentences(s, p, k=SENTENCES_PER_PASSAGE) for s, p in pairs]
     pieces = tokens.pieces([s for s, _ in pairs] + [" ".join(c) for c in chosen])
     # Products of a few dozen rows: BLAS threads only add their wake-up time (and on a
     # busy machine, milliseconds of waiting for a core).

@@ -10,6 +10,7 @@ pinned, sha256-checked model file the embedder loads; nothing is downloaded.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 
@@ -31,6 +32,11 @@ from citadel.domain.text import STOPWORDS
 _CODES = "inner.embeddings.word_embeddings.weight_q"
 _SCALES = "inner.embeddings.word_embeddings.weight_scale"
 MAX_PIECES = 256
+MEMO_SIZE = 1 << 16
+"""Words whose pieces are memoised (per table, emptied when full)."""
+
+_BLANKS = re.compile(r"[ \t\n\r]+")
+"""Characters the BERT normaliser and pre-tokeniser both take for word breaks."""
 
 ALIGNMENT_NAMES: tuple[str, ...] = (
     "align_recall_mean",
@@ -48,6 +54,13 @@ class StaticTokens:
         self._lock = threading.Lock()
         self._loaded: tuple[Tokenizer, npt.NDArray[np.int8], npt.NDArray[np.float32]] | None = None
         self._skip: npt.NDArray[np.bool_] | None = None
+        self._memo: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        """Blank-free chunk -> its piece ids, and those of them that are content."""
+        self._specials: tuple[str, ...] = ()
+        self._units: npt.NDArray[np.float32] | None = None
+        """Each piece's unit row, filled on the piece's first use (the zero pages of the
+        rest never touched: memory grows with the vocabulary met, 1.5 KiB a piece)."""
+        self._filled: npt.NDArray[np.bool_] | None = None
 
     def _ensure(self) -> tuple[Tokenizer, npt.NDArray[np.int8], npt.NDArray[np.float32]]:
         if self._loaded is None:
@@ -78,18 +91,73 @@ class StaticTokens:
             ):
                 skip[index] = True
         self._skip = skip
+        self._specials = tuple(t.content for t in tokenizer.get_added_tokens_decoder().values())
+        self._units = np.zeros(codes.shape, dtype=np.float32)
+        self._filled = np.zeros(codes.shape[0], dtype=np.bool_)
         return tokenizer, codes, scales
+
+    def _chunk(self, chunk: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        found = self._memo.get(chunk)
+        if found is None:
+            tokenizer, _, _ = self._ensure()
+            assert self._skip is not None
+            ids = tokenizer.encode(chunk, add_special_tokens=False).ids
+            # Tuples of ints: the garbage collector stops tracking them.
+            found = (tuple(ids), tuple(i for i in ids if not self._skip[i]))
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.clear()
+            self._memo[chunk] = found
+        return found
+
+    def _special(self, text: str) -> bool:
+        return "[" in text and any(special in text for special in self._specials)
+
+    def ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's word-piece ids, as ``tokenizer.encode_batch_fast`` gives them.
+
+        The BERT normaliser works character by character and its pre-tokeniser breaks
+        words at spaces, tabs and line breaks, so a text's pieces are its blank-separated
+        chunks' pieces, one after another: each chunk is tokenised once per process and
+        remembered. A text that writes out a special token (``[SEP]``) goes to the
+        tokenizer whole."""
+        tokenizer, _, _ = self._ensure()
+        found: list[list[int]] = []
+        for text in texts:
+            if self._special(text):
+                found.append(tokenizer.encode(text, add_special_tokens=False).ids)
+                continue
+            ids: list[int] = []
+            for chunk in _BLANKS.split(text):
+                ids.extend(self._chunk(chunk)[0])
+            found.append(ids)
+        return found
+
+    def _content_ids(self, text: str) -> list[int]:
+        """The ids of the content pieces among the text's first ``MAX_PIECES``."""
+        assert self._skip is not None
+        if not self._special(text):
+            chunks = [self._chunk(chunk) for chunk in _BLANKS.split(text)]
+            if sum(len(ids) for ids, _ in chunks) <= MAX_PIECES:
+                return [i for _, kept in chunks for i in kept]
+        ids = self.ids([text])[0][:MAX_PIECES]
+        return [i for i in ids if not self._skip[i]]
 
     def pieces(self, texts: Sequence[str]) -> list[npt.NDArray[np.float32]]:
         """Each text's content word pieces as unit rows (stop words, punctuation dropped)."""
-        tokenizer, codes, scales = self._ensure()
-        assert self._skip is not None
-        encodings = tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
-        ids = [np.asarray(e.ids[:MAX_PIECES], dtype=np.int64) for e in encodings]
-        kept = [row[~self._skip[row]] for row in ids]
-        flat = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
-        rows = codes[flat].astype(np.float32) * scales[flat]
-        rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
+        _, codes, scales = self._ensure()
+        assert self._units is not None and self._filled is not None
+        kept = [self._content_ids(text) for text in texts]
+        flat = np.fromiter(
+            (i for k in kept for i in k), dtype=np.int64, count=sum(len(k) for k in kept)
+        )
+        new = np.unique(flat[~self._filled[flat]])
+        if new.size:
+            # Row by row the same arithmetic as on the rows of one text: the same bits.
+            rows = codes[new].astype(np.float32) * scales[new]
+            rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
+            self._units[new] = rows
+            self._filled[new] = True
+        rows = self._units[flat]
         return np.split(rows, np.cumsum([len(k) for k in kept])[:-1]) if kept else []
 
 
@@ -100,11 +168,12 @@ def alignment(segment: npt.NDArray[np.float32], sentence: npt.NDArray[np.float32
         return [0.0] * len(ALIGNMENT_NAMES)
     similarity = segment @ sentence.T
     recall = similarity.max(axis=1)
-    precision = similarity.max(axis=0)
+    ordered = np.sort(recall)
     return [
         float(recall.mean()),
-        float(recall.min()),
-        float(np.sort(recall)[(recall.size - 1) // 4]),
-        float(precision.mean()),
-        float((recall > 0.6).mean()),
+        float(ordered[0]),
+        float(ordered[(recall.size - 1) // 4]),
+        float(similarity.max(axis=0).mean()),
+        # The mean of a boolean array is its count over its size, in float64.
+        int(np.count_nonzero(recall > 0.6)) / recall.size,
     ]
