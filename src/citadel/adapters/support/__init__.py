@@ -2,7 +2,7 @@
 
 ``default_checker()`` is the one the answer path uses: quotation detection, the
 pure features and MiniLM's static word-piece alignment, combined by the committed
-logistic regression; within the 5 ms per 8-segment answer budget. Pass an
+logistic regression (docs/support.md: its time per 8-segment answer). Pass an
 embedder (``default_checker(embedder)``) to add its sentence cosine — measurably
 more costly (docs/support.md). ``lexical_checker()`` needs no model file at all
 (tests).
