@@ -19,6 +19,7 @@ from rich.progress import (
     TaskID,
 )
 
+from citadel import package_version
 from citadel.app.answer import AnswerRequest
 from citadel.app.errors import AppError, IngestError, LibraryChanged
 from citadel.app.ingest import IngestOptions
@@ -57,6 +58,27 @@ app = typer.Typer(
     no_args_is_help=True,
     help="citadel: answers over technical books with citations the application proves.",
 )
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        typer.echo(f"citadel {package_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the installed version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """citadel: answers over technical books with citations the application proves."""
 
 
 @app.command()
