@@ -8,7 +8,8 @@ STAMP := $(VENV)/.installed
 PYTEST_FLAGS ?=
 TOKENIZER_VERSION := 0.1.0
 
-.PHONY: all venv chromium check test test-slow test-llm llm-dev bench-llm demo bench fmt proto clean
+.PHONY: all venv chromium check test test-slow test-llm llm-dev bench-llm demo bench fmt proto clean \
+	check-pip-install
 
 all: check test
 
@@ -63,6 +64,11 @@ bench-llm: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/citadel demo
+
+# pip alone, no Makefile step: fresh venvs install . and the built wheel, then run
+# ingest, search, ask and serve offline (scripts/check-pip-install; CI runs it).
+check-pip-install:
+	scripts/check-pip-install
 
 bench: $(STAMP)
 	$(BIN)/python bench/answer_path.py
