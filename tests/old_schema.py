@@ -80,6 +80,43 @@ _COLUMNS = {
 }
 
 
+# Schemas 4 and 5 indexed every tenant's chunks in one FTS5 table.
+SHARED_FTS = """CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    title, headings, body, access,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+)"""
+
+
+def _one_fts_index(conn: sqlite3.Connection) -> None:
+    """The per-tenant FTS5 tables (schema 6) merged back into schema 5's one table."""
+    tables = [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'fts_*'"
+            " AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+        )
+    ]
+    conn.execute(SHARED_FTS)
+    for table in tables:
+        conn.execute(
+            "INSERT INTO chunks_fts(rowid, title, headings, body, access)"
+            f" SELECT rowid, title, headings, body, access FROM {table}"
+        )
+        conn.execute(f"DROP TABLE {table}")
+
+
+def to_schema_5(path: Path) -> None:
+    """Rewrite the (closed) library at ``path`` into schema 5's layout: one FTS5 index."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("BEGIN")
+        _one_fts_index(conn)
+        conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
 def to_schema_4(path: Path) -> None:
     """Rewrite the (closed) library at ``path`` into schema 4's layout."""
     conn = sqlite3.connect(path, isolation_level=None)
@@ -101,6 +138,7 @@ def to_schema_4(path: Path) -> None:
             conn.execute(f"INSERT INTO {table}({columns}) SELECT {columns} FROM {table}_v5")
         for table in ("chunks", "source_versions", "sources"):
             conn.execute(f"DROP TABLE {table}_v5")
+        _one_fts_index(conn)
         conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
         conn.execute("COMMIT")
     finally:

@@ -21,6 +21,7 @@ from citadel.adapters.parsers.markdown import MarkdownParser
 from citadel.adapters.parsers.pdf import PdfParser
 from citadel.adapters.parsers.plaintext import PlainTextParser
 from citadel.adapters.sqlite.library import SqliteLibrary
+from citadel.adapters.sqlite.schema import fts_table
 from citadel.app.errors import IngestError, VersionConflict
 from citadel.app.ingest import IngestOptions, IngestService
 from tests.builders import operator
@@ -52,9 +53,13 @@ def consistent(db: Path) -> None:
                 (source_id, current),
             ).fetchone()
             assert stored == expected > 0
-        (indexed,) = conn.execute("SELECT count(*) FROM chunks_fts").fetchone()
+        indexed = sum(
+            conn.execute(f"SELECT count(*) FROM {fts_table(tenant)}").fetchone()[0]
+            for (tenant,) in conn.execute("SELECT DISTINCT tenant FROM chunks").fetchall()
+        )
         (current_chunks,) = conn.execute(
-            "SELECT count(*) FROM chunks c JOIN sources s ON s.source_id = c.source_id"
+            "SELECT count(*) FROM chunks c JOIN sources s ON s.tenant = c.tenant"
+            " AND s.source_id = c.source_id"
             " WHERE s.deleted = 0 AND c.version = s.current_version"
         ).fetchone()
         assert indexed == current_chunks

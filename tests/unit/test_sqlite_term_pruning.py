@@ -12,12 +12,15 @@ import pytest
 
 import citadel.adapters.sqlite.lexical as lexical_module
 from citadel.adapters.sqlite.library import SqliteLibrary
+from citadel.adapters.sqlite.schema import fts_table
 from citadel.app.ports import LexicalHit
 from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope, Source
 from tests.builders import Passage, commit
 
 SCOPE = AccessScope("acme", frozenset())
+TABLE = fts_table("acme")
+"""The tenant's FTS5 table: each tenant is ranked with its own statistics."""
 
 
 def library(tmp_path: Path, share: float) -> SqliteLibrary:
@@ -66,7 +69,7 @@ def common_term_library(tmp_path: Path) -> SqliteLibrary:
 def ranked_fully(lib: SqliteLibrary, terms: tuple[str, ...], limit: int) -> list[tuple[str, float]]:
     """The whole query ranked, its terms in the order the plan gives them."""
     plan = lib._lexical._skip_plan
-    lib._lexical._skip_plan = lambda terms, limit: (plan(terms, limit)[0], [])  # type: ignore[method-assign]
+    lib._lexical._skip_plan = lambda table, terms, limit: (plan(table, terms, limit)[0], [])  # type: ignore[method-assign]
     try:
         return [(h.chunk_id, h.score) for h in lib.search(terms, SCOPE, SearchFilters(), limit)]
     finally:
@@ -78,9 +81,9 @@ def counting_forms(lib: SqliteLibrary) -> list[int]:
     forms: list[int] = []
     ranked = lib._lexical._ranked
 
-    def spy(expressions: Sequence[str], *args: Any) -> Sequence[LexicalHit]:
+    def spy(table: str, expressions: Sequence[str], *args: Any) -> Sequence[LexicalHit]:
         forms.append(len(expressions))
-        return ranked(expressions, *args)
+        return ranked(table, expressions, *args)
 
     lib._lexical._ranked = spy  # type: ignore[method-assign]
     return forms
@@ -89,7 +92,7 @@ def counting_forms(lib: SqliteLibrary) -> list[int]:
 def test_skipping_the_common_term_keeps_the_exact_ranking(tmp_path: Path) -> None:
     lib = common_term_library(tmp_path)
     terms = ("data", "tables")
-    ordered, bounds = lib._lexical._skip_plan(terms, 5)
+    ordered, bounds = lib._lexical._skip_plan(TABLE, terms, 5)
     assert ordered == ["tables", "data"]
     assert len(bounds) == 1
     bound = bounds[0]
@@ -114,7 +117,7 @@ def test_when_the_check_fails_the_whole_query_is_ranked(
     ]
     commit(lib, Source(source_id="s", tenant="acme", title="Book", origin="/b"), passages)
     terms = ("data", "tables")
-    ordered, (bound,) = lib._lexical._skip_plan(terms, 12)
+    ordered, (bound,) = lib._lexical._skip_plan(TABLE, terms, 12)
     assert ordered == ["tables", "data"]
     forms = counting_forms(lib)
     hits = lib.search(terms, SCOPE, SearchFilters(), 12)
@@ -128,9 +131,9 @@ def test_when_the_check_fails_the_whole_query_is_ranked(
 
 def test_no_skipping_for_a_single_term_or_too_few_rarer_chunks(tmp_path: Path) -> None:
     lib = common_term_library(tmp_path)
-    assert lib._lexical._skip_plan(("data",), 5)[1] == []
-    assert lib._lexical._skip_plan(("data", "eigenvalues"), 10)[1] == []  # 6 chunks hold it
-    assert len(lib._lexical._skip_plan(("data", "eigenvalues"), 5)[1]) == 1
+    assert lib._lexical._skip_plan(TABLE, ("data",), 5)[1] == []
+    assert lib._lexical._skip_plan(TABLE, ("data", "eigenvalues"), 10)[1] == []  # 6 chunks hold it
+    assert len(lib._lexical._skip_plan(TABLE, ("data", "eigenvalues"), 5)[1]) == 1
     lib.close()
 
 

@@ -212,11 +212,20 @@ class InMemoryLibrary:
             source = self._source_of(chunk)
             return scope.allows(source) and _admits(filters, source, chunk)
 
-        hits = [h for h in self._bm25(terms) if admitted(self._chunks[h.chunk_id])]
+        hits = [h for h in self._bm25(terms, scope.tenant) if admitted(self._chunks[h.chunk_id])]
         return hits[:limit]
 
-    def _bm25(self, terms: Sequence[str]) -> Sequence[LexicalHit]:
-        return _bm25(terms, ((c, self._source_of(c)) for c in self._chunks.values()))
+    def _bm25(self, terms: Sequence[str], tenant: str) -> Sequence[LexicalHit]:
+        """BM25 over ``tenant``'s chunks, with that tenant's statistics (as SQLite's one
+        FTS5 table per tenant): another tenant's library never changes a score."""
+        return _bm25(
+            terms,
+            (
+                (c, self._source_of(c))
+                for c in self._chunks.values()
+                if self._owners[c.chunk_id][0] == tenant
+            ),
+        )
 
     def cached_vectors(self, keys: Sequence[str], model: str) -> dict[str, Vectors]:
         return {k: self._embeddings[(k, model)] for k in keys if (k, model) in self._embeddings}
@@ -317,8 +326,8 @@ def _admits(filters: SearchFilters, source: Source, chunk: Chunk) -> bool:
 
 
 def _bm25(terms: Sequence[str], chunks: Iterable[tuple[Chunk, Source]]) -> list[LexicalHit]:
-    """BM25 over every live, current chunk — collection statistics are global, as in
-    FTS5 — best first; callers then keep what the actor may read."""
+    """BM25 over these chunks (the live, current ones among them), with their collection
+    statistics, best first; callers then keep what the actor may read."""
     wanted = {stem(t.casefold()) for t in terms}
     if not wanted:
         return []

@@ -1,4 +1,10 @@
-"""Chunk rows in SQLite: written with their FTS5 entry, read back by version or by id."""
+"""Chunk rows in SQLite: written with their FTS5 entry, read back by version or by id.
+
+Each tenant's chunks are indexed in an FTS5 table of its own (``schema.fts_table``): BM25's
+collection statistics (how many chunks, how many hold a term, their lengths) are
+then the tenant's alone, so no tenant's scores or ranking depend on, or reveal,
+what another tenant's library holds.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from citadel.adapters.sqlite.rows import (
     section_key,
     source_from_row,
 )
+from citadel.adapters.sqlite.schema import ensure_fts
 from citadel.app.ports import StoredPassage
 from citadel.domain.document import Chunk
 from citadel.domain.source import Source
@@ -58,8 +65,9 @@ def insert_chunks(
     chunks: Sequence[Chunk],
     embed_keys: Sequence[str] | None,
 ) -> None:
-    """Each chunk's row (which says its source's tenant) and its FTS5 entry (title,
-    headings, body, access tokens)."""
+    """Each chunk's row (which says its source's tenant) and its entry in the tenant's
+    FTS5 table (title, headings, body, access tokens)."""
+    fts = ensure_fts(conn, source.tenant)
     for index, chunk in enumerate(chunks):
         cursor = conn.execute(
             "INSERT INTO chunks(chunk_id, tenant, source_id, version, ordinal, text, sha256,"
@@ -89,7 +97,7 @@ def insert_chunks(
             ),
         )
         conn.execute(
-            "INSERT INTO chunks_fts(rowid, title, headings, body, access) VALUES (?, ?, ?, ?, ?)",
+            f"INSERT INTO {fts}(rowid, title, headings, body, access) VALUES (?, ?, ?, ?, ?)",
             (
                 cursor.lastrowid,
                 source.title,

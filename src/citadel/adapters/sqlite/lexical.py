@@ -4,7 +4,9 @@ Terms are plain FTS5 string literals, never query syntax. The scope and filters
 are index lookups on the zero-weight ``access`` column (``access.py``), ANDed
 into the same query, so a chunk the actor may not read is never scored. Common
 terms may be skipped exactly (``_skip_plan``); term counts and the library's
-access facts are cached until the next write.
+access facts are cached until the next write. Each tenant has its own FTS5 table
+(``schema.fts_table``), so BM25's statistics, and the skip plan's, are the tenant's:
+another tenant's library never changes a score or a ranking.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Sequence
 
 from citadel.adapters.sqlite.access import access_query
 from citadel.adapters.sqlite.database import Database
+from citadel.adapters.sqlite.schema import fts_exists, fts_table
 from citadel.app.ports import LexicalHit
 from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope
@@ -50,31 +53,36 @@ class LexicalSearch:
         self._db = db
         self._weights = weights
         self._max_term_share = max_term_share
-        self._df: dict[str, int] = {}
-        self._df_generation = -1
-        self._rows = 0
-        self._facts: tuple[int, str | None, bool] | None = None
+        self._df: dict[tuple[str, str], int] = {}
+        self._rows: dict[str, int] = {}
+        self._facts: dict[str, tuple[bool, bool]] = {}
+        """Per tenant: (its FTS5 table exists, any of its live sources has an ACL)."""
+        self._generation = -1
 
     def search(
         self, terms: Sequence[str], scope: AccessScope, filters: SearchFilters, limit: int
     ) -> Sequence[LexicalHit]:
-        terms = self._selective(terms)
+        indexed, any_acl = self._access_facts(scope.tenant)
+        if not indexed:
+            return []
+        table = fts_table(scope.tenant)
+        terms = self._selective(table, terms)
         if not terms:
             return []
         # Terms match the text columns only; the scope and filters are index
         # lookups on the access column (access.py), ANDed inside the same query.
-        only_tenant, any_acl = self._access_facts()
-        restrict = access_query(scope, filters, only_tenant=only_tenant, any_acl=any_acl)
+        # The table is the tenant's, so no tenant clause is needed.
+        restrict = access_query(scope, filters, only_tenant=scope.tenant, any_acl=any_acl)
         weights = ", ".join(str(float(w)) for w in (*self._weights, 0.0))
         if filters.year_min is not None or filters.year_max is not None:
             match = f"{{title headings body}} : ({_any_of(terms)})"
             if restrict:
                 match += f" AND {restrict}"
             sql = (
-                f"SELECT c.chunk_id, -bm25(chunks_fts, {weights}) AS score FROM chunks_fts"
-                " JOIN chunks c ON c.rowid = chunks_fts.rowid"
+                f"SELECT c.chunk_id, -bm25({table}, {weights}) AS score FROM {table}"
+                f" JOIN chunks c ON c.rowid = {table}.rowid"
                 " JOIN sources s ON s.tenant = c.tenant AND s.source_id = c.source_id"
-                " WHERE chunks_fts MATCH ? AND (? IS NULL OR s.year >= ?)"
+                f" WHERE {table} MATCH ? AND (? IS NULL OR s.year >= ?)"
                 " AND (? IS NULL OR s.year <= ?) ORDER BY score DESC, c.chunk_id LIMIT ?"
             )
             args = [
@@ -87,14 +95,14 @@ class LexicalSearch:
             ]
             found = self._db.reader.execute(sql, args).fetchall()
             return [LexicalHit(chunk_id=row[0], score=float(row[1])) for row in found]
-        ordered, bounds = self._skip_plan(terms, limit)
+        ordered, bounds = self._skip_plan(table, terms, limit)
         skip = len(bounds)
         while skip:
             # Rank only the chunks holding a kept term, scored with every term (the
             # skipped ones as well); see _skip_plan for why that can be exact.
             kept, skipped = _any_of(ordered[:-skip]), _any_of(ordered[-skip:])
             forms = [f"(({kept}) AND ({skipped}))", f"(({kept}) NOT ({skipped}))"]
-            hits = self._ranked(forms, restrict, weights, limit)
+            hits = self._ranked(table, forms, restrict, weights, limit)
             if len(hits) < limit:
                 break
             cut = min(hit.score for hit in hits)
@@ -103,17 +111,17 @@ class LexicalSearch:
             # The full list's cut is at least ``cut`` (these chunks reach it), so
             # skipping the terms whose bounds add up to less is exact: one retry.
             skip = max((n for n in range(1, skip) if sum(bounds[-n:]) < cut), default=0)
-        return self._ranked([f"({_any_of(ordered)})"], restrict, weights, limit)
+        return self._ranked(table, [f"({_any_of(ordered)})"], restrict, weights, limit)
 
     def _ranked(
-        self, expressions: Sequence[str], restrict: str, weights: str, limit: int
+        self, table: str, expressions: Sequence[str], restrict: str, weights: str, limit: int
     ) -> Sequence[LexicalHit]:
         """The ``limit`` best chunks matching any of ``expressions`` (disjoint sets of
         chunks), ranked inside FTS5; only those rows are joined to their chunks. Ties
         go to the lower rowid, so every form of a query keeps the same chunks."""
         ranked = (
-            f"SELECT rowid, -bm25(chunks_fts, {weights}) AS score FROM chunks_fts"
-            " WHERE chunks_fts MATCH ? ORDER BY score DESC, rowid LIMIT ?"
+            f"SELECT rowid, -bm25({table}, {weights}) AS score FROM {table}"
+            f" WHERE {table} MATCH ? ORDER BY score DESC, rowid LIMIT ?"
         )
         if len(expressions) == 1:
             best = ranked
@@ -135,7 +143,9 @@ class LexicalSearch:
         rows = self._db.reader.execute(sql, args).fetchall()
         return [LexicalHit(chunk_id=row[0], score=float(row[1])) for row in rows]
 
-    def _skip_plan(self, terms: Sequence[str], limit: int) -> tuple[Sequence[str], Sequence[float]]:
+    def _skip_plan(
+        self, table: str, terms: Sequence[str], limit: int
+    ) -> tuple[Sequence[str], Sequence[float]]:
         """The terms in the order every form of the query lists them, and the most
         each of the last (skippable) ones can add to a chunk's bm25().
 
@@ -151,7 +161,7 @@ class LexicalSearch:
         """
         if len(terms) < 2:
             return list(terms), []
-        rows, frequency = self._frequencies(terms)
+        rows, frequency = self._frequencies(table, terms)
         common = sorted(
             (t for t in terms if frequency[t] > _SKIP_SHARE * rows), key=frequency.__getitem__
         )
@@ -176,52 +186,59 @@ class LexicalSearch:
         bounds = bounds[len(bounds) - skippable :]
         return ordered, bounds
 
-    def _frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        """The number of indexed chunks and, per term, how many hold it in a text
-        column (bm25's n(q)); cached until the next write."""
-        generation = self._db.generation()
-        if self._df_generation != generation or len(self._df) > _DF_CACHE:
+    def _frequencies(self, table: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """The number of chunks indexed in ``table`` (one tenant's) and, per term, how
+        many hold it in a text column (bm25's n(q)); cached until the next write."""
+        self._current()
+        if len(self._df) > _DF_CACHE:
             self._df.clear()
-            (self._rows,) = self._db.reader.execute("SELECT count(*) FROM chunks_fts").fetchone()
-            self._df_generation = generation
+        if table not in self._rows:
+            (self._rows[table],) = self._db.reader.execute(
+                f"SELECT count(*) FROM {table}"
+            ).fetchone()
         for term in terms:
-            if term not in self._df:
-                (self._df[term],) = self._db.reader.execute(
-                    "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
+            if (table, term) not in self._df:
+                (self._df[(table, term)],) = self._db.reader.execute(
+                    f"SELECT count(*) FROM {table} WHERE {table} MATCH ?",
                     (f"{{title headings body}} : {_fts_string(term)}",),
                 ).fetchone()
-        return self._rows, {term: self._df[term] for term in terms}
+        return self._rows[table], {term: self._df[(table, term)] for term in terms}
 
-    def _selective(self, terms: Sequence[str]) -> Sequence[str]:
+    def _selective(self, table: str, terms: Sequence[str]) -> Sequence[str]:
         """Drop terms that occur in more than ``max_term_share`` of the chunks, when any
         rarer term is left: BM25 gives them little weight, yet FTS5 scores every chunk
         they match, so they set the cost of a search."""
         if self._max_term_share >= 1.0 or len(terms) < 2:
             return terms
-        rows, frequency = self._frequencies(terms)
+        rows, frequency = self._frequencies(table, terms)
         if not rows:
             return terms
         kept = [t for t in terms if frequency[t] / rows <= self._max_term_share]
         return kept or terms
 
-    def _access_facts(self) -> tuple[str | None, bool]:
-        """(the only tenant with live sources, or None; whether any live source has an ACL),
-        cached until the next write."""
+    def _current(self) -> None:
+        """Drop what is cached from before the last write (by any process)."""
         generation = self._db.generation()
-        cached = self._facts
-        if cached is not None and cached[0] == generation:
-            return cached[1], cached[2]
-        tenants, restricted = self._db.reader.execute(
-            "SELECT count(DISTINCT tenant), coalesce(max(acl_groups != '[]'), 0)"
-            " FROM sources WHERE deleted = 0"
-        ).fetchone()
-        only = None
-        if tenants == 1:
-            (only,) = self._db.reader.execute(
-                "SELECT tenant FROM sources WHERE deleted = 0 LIMIT 1"
+        if generation != self._generation:
+            self._df.clear()
+            self._rows.clear()
+            self._facts.clear()
+            self._generation = generation
+
+    def _access_facts(self, tenant: str) -> tuple[bool, bool]:
+        """(whether ``tenant`` has an FTS5 table; whether any of its live sources has an
+        ACL), cached until the next write."""
+        self._current()
+        found = self._facts.get(tenant)
+        if found is None:
+            (restricted,) = self._db.reader.execute(
+                "SELECT coalesce(max(acl_groups != '[]'), 0) FROM sources"
+                " WHERE tenant = ? AND deleted = 0",
+                (tenant,),
             ).fetchone()
-        self._facts = (generation, only, bool(restricted))
-        return only, bool(restricted)
+            found = (fts_exists(self._db.reader, tenant), bool(restricted))
+            self._facts[tenant] = found
+        return found
 
 
 def _idf(rows: int, found: int) -> float:

@@ -23,6 +23,7 @@ from citadel.adapters.sqlite.rows import (
     chunk_from_row,
     source_from_row,
 )
+from citadel.adapters.sqlite.schema import ensure_fts
 from citadel.app.errors import VersionConflict
 from citadel.app.ports import ChunkVectors
 from citadel.domain.document import Chunk
@@ -143,8 +144,8 @@ class SqliteRegistry:
             )
             # Older versions stay addressable in `chunks` but leave the search index.
             conn.execute(
-                "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks"
-                " WHERE tenant = ? AND source_id = ? AND version < ?)",
+                f"DELETE FROM {ensure_fts(conn, source.tenant)} WHERE rowid IN (SELECT rowid"
+                " FROM chunks WHERE tenant = ? AND source_id = ? AND version < ?)",
                 (source.tenant, source.source_id, version.version),
             )
             if vectors is not None:
@@ -168,13 +169,14 @@ class SqliteRegistry:
                     raise KeyError(source.source_id)
                 raise VersionConflict(f"source {source.source_id} changed since it was read")
             # The title and the access tokens (ACL, authors, tags) follow the source.
+            fts = ensure_fts(conn, source.tenant)
             current = conn.execute(
-                f"SELECT c.rowid, {CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f"
+                f"SELECT c.rowid, {CHUNK_COLUMNS} FROM chunks c JOIN {fts} f"
                 " ON f.rowid = c.rowid WHERE c.tenant = ? AND c.source_id = ?",
                 (source.tenant, source.source_id),
             ).fetchall()
             conn.executemany(
-                "UPDATE chunks_fts SET title = ?, access = ? WHERE rowid = ?",
+                f"UPDATE {fts} SET title = ?, access = ? WHERE rowid = ?",
                 (
                     (source.title, access_text(source, chunk_from_row(row[1:])), row[0])
                     for row in current
@@ -192,7 +194,7 @@ class SqliteRegistry:
             if not changed:
                 raise KeyError(source_id)
             conn.execute(
-                "DELETE FROM chunks_fts WHERE rowid IN"
+                f"DELETE FROM {ensure_fts(conn, tenant)} WHERE rowid IN"
                 " (SELECT rowid FROM chunks WHERE tenant = ? AND source_id = ?)",
                 key,
             )
@@ -210,9 +212,10 @@ class SqliteRegistry:
                 key,
             ).fetchall()
             dropped = [int(row[0]) for row in rows[max(keep, 1) :]]
+            fts = ensure_fts(conn, tenant) if dropped else ""
             for version in dropped:
                 conn.execute(
-                    "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks"
+                    f"DELETE FROM {fts} WHERE rowid IN (SELECT rowid FROM chunks"
                     " WHERE tenant = ? AND source_id = ? AND version = ?)",
                     (*key, version),
                 )

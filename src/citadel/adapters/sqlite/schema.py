@@ -3,10 +3,14 @@
 
 A source id names a source within its tenant: sources are keyed by
 ``(tenant, source_id)``, and their versions and chunks carry the tenant too.
-Chunk ids stay unique across the file (the tenant is part of their key).
+Chunk ids stay unique across the file (the tenant is part of their key). Schema 6
+indexes each tenant's chunks in an FTS5 table of its own (``fts_table``).
 """
 
-SCHEMA_VERSION = 5
+import hashlib
+import sqlite3
+
+SCHEMA_VERSION = 6
 
 # The tables a source id keys, with ``{name}`` for the table's name: the upgrade
 # (``upgrade.py``) builds them under new names, copies the rows and renames them.
@@ -122,12 +126,10 @@ CREATE TABLE IF NOT EXISTS ended_sessions (
     session_id TEXT PRIMARY KEY,
     expires_at INTEGER NOT NULL
 ) WITHOUT ROWID;
--- Only current versions of live sources are indexed; rowid = chunks.rowid.
--- `access` holds the scope and filter tokens of access.py (weight 0 in bm25).
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    title, headings, body, access,
-    tokenize = 'porter unicode61 remove_diacritics 2'
-);
+-- The FTS5 index is one table per tenant (fts_table below, made by the first
+-- write of the tenant's chunks), so BM25's statistics are the tenant's own. Only
+-- current versions of live sources are indexed; rowid = chunks.rowid. `access`
+-- holds the scope and filter tokens of access.py (weight 0 in bm25).
 -- The audit log: append-only (triggers refuse edits and deletions through SQL),
 -- hash-chained (citadel.domain.audit); its head (count, last hash) is in meta.
 CREATE TABLE IF NOT EXISTS audit_log (
@@ -143,3 +145,32 @@ CREATE TRIGGER IF NOT EXISTS audit_log_no_delete BEFORE DELETE ON audit_log
 BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 """
 )
+
+
+FTS_PREFIX = "fts_"
+_FTS_DDL = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5("
+    "title, headings, body, access, tokenize = 'porter unicode61 remove_diacritics 2')"
+)
+
+
+def fts_table(tenant: str) -> str:
+    """The name of ``tenant``'s FTS5 table (a hash: any tenant name is a safe identifier)."""
+    digest = hashlib.blake2b(tenant.encode("utf-8", "surrogatepass"), digest_size=16)
+    return FTS_PREFIX + digest.hexdigest()
+
+
+def ensure_fts(conn: sqlite3.Connection, tenant: str) -> str:
+    """``tenant``'s FTS5 table, made if missing (inside the caller's transaction)."""
+    name = fts_table(tenant)
+    conn.execute(_FTS_DDL.format(name=name))
+    return name
+
+
+def fts_exists(conn: sqlite3.Connection, tenant: str) -> bool:
+    return (
+        conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (fts_table(tenant),)
+        ).fetchone()
+        is not None
+    )

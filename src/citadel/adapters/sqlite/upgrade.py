@@ -5,14 +5,17 @@ ids to their tenant: ``sources``, ``source_versions`` and ``chunks`` are rebuilt
 keyed by ``(tenant, source_id)`` (SQLite cannot change a primary key in place),
 in one transaction with foreign keys off, checked before it commits. Every row is
 kept as stored: chunk ids (the audit log names them), chunk rowids (the FTS5
-index and the HNSW index name them), revisions and tombstones.
+index and the HNSW index name them), revisions and tombstones. Schema 5 → 6
+splits the one FTS5 index into one table per tenant (``schema.fts_table``), so
+BM25's statistics are each tenant's own; the entries move as they are, rowids
+included, in the same transaction.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
-from citadel.adapters.sqlite.schema import SCHEMA_VERSION, library_table
+from citadel.adapters.sqlite.schema import SCHEMA_VERSION, ensure_fts, library_table
 
 _SOURCE_COLUMNS = (
     "tenant, source_id, title, authors, year, tags, acl_groups, canonical_url, origin,"
@@ -45,12 +48,12 @@ def stored_version(conn: sqlite3.Connection) -> int | None:
 
 
 def upgrade(conn: sqlite3.Connection) -> None:
-    """Bring a schema 3 or 4 file to ``SCHEMA_VERSION``; anything else is left alone.
+    """Bring a schema 3, 4 or 5 file to ``SCHEMA_VERSION``; anything else is left alone.
 
     Safe against another process opening the same file at once: the version is read
     again under the write lock, so only one of them upgrades.
     """
-    if stored_version(conn) not in {3, 4}:
+    if stored_version(conn) not in {3, 4, 5}:
         return
     conn.commit()
     # Foreign keys cannot be switched inside a transaction; off, the old tables can be
@@ -65,6 +68,9 @@ def upgrade(conn: sqlite3.Connection) -> None:
                 found = 4
             if found == 4:
                 _tenant_scoped_ids(conn)
+                found = 5
+            if found == 5:
+                _fts_per_tenant(conn)
                 conn.execute(
                     "UPDATE meta SET value = ? WHERE key = 'schema_version'",
                     (str(SCHEMA_VERSION),),
@@ -109,6 +115,29 @@ def _tenant_scoped_ids(conn: sqlite3.Connection) -> None:
     broken = conn.execute("PRAGMA foreign_key_check").fetchall()
     if broken:
         raise UpgradeFailed(f"{len(broken)} rows refer to nothing after the upgrade")
+
+
+def _fts_per_tenant(conn: sqlite3.Connection) -> None:
+    """Schema 5 → 6: each tenant's entries of the one FTS5 index into the tenant's table."""
+    has_shared = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunks_fts'"
+    ).fetchone()
+    if has_shared is None:
+        return
+    (before,) = conn.execute("SELECT count(*) FROM chunks_fts").fetchone()
+    moved = 0
+    tenants = [row[0] for row in conn.execute("SELECT DISTINCT tenant FROM chunks ORDER BY 1")]
+    for tenant in tenants:
+        table = ensure_fts(conn, tenant)
+        moved += conn.execute(
+            f"INSERT INTO {table}(rowid, title, headings, body, access)"
+            " SELECT f.rowid, f.title, f.headings, f.body, f.access FROM chunks_fts f"
+            " JOIN chunks c ON c.rowid = f.rowid WHERE c.tenant = ?",
+            (tenant,),
+        ).rowcount
+    if moved != before:
+        raise UpgradeFailed(f"{before} index entries, {moved} of them moved to their tenant")
+    conn.execute("DROP TABLE chunks_fts")
 
 
 def _counts(conn: sqlite3.Connection) -> tuple[int, ...]:
