@@ -7,7 +7,9 @@ pairs), quotations of those abstracts (whole sentences, re-spaced, fragments, an
 upper-cased ones that are not quotations), non-ASCII text, and hand-made cases
 (typographic quotes and dashes, a ligature, a backtick, tabs, an empty segment,
 negations, numbers with units, months). Every pair must keep its label and span,
-its score and the combiner's score to 1e-9, and every static feature to 1e-9.
+its score and the combiner's score to 1e-9, and every static feature to 1e-9. Five
+labels were later changed on purpose, to ``unsupported``, by the short-segment rule
+(``checker.SHORT_SEGMENT_TERMS``); their scores are the recorded ones.
 """
 
 from __future__ import annotations

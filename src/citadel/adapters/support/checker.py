@@ -21,6 +21,7 @@ vectors the embedder would).
 from __future__ import annotations
 
 import functools
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -48,6 +49,14 @@ PARTIAL_MIN_COVERAGE = 1 / 3
 """``partial`` needs a third of the segment's content words in the passage: a sentence
 the passage shares no word with is not backed "in part", whatever the score says."""
 
+SHORT_SEGMENT_TERMS = 4
+SHORT_SEGMENT_MIN_SHARED = 2
+"""A segment of at most four content words is ``supported`` (or ``partial``) only when
+two of them are in the passage: a short generic sentence ("This is a JSON object.") shares one word
+with almost any passage, and SciFact's long claims never taught the combiner that.
+On SciFact train the rule leaves balanced accuracy at 0.704 (it touches 142 of 4,190
+pairs); on SmolLM2's answers it is what separates such sentences from support."""
+
 FEATURES: dict[str, tuple[str, ...]] = {
     "lexical": FEATURE_NAMES,
     "static": FEATURE_NAMES + ALIGNMENT_NAMES,
@@ -55,6 +64,8 @@ FEATURES: dict[str, tuple[str, ...]] = {
 }
 """Each combiner's features, in order; each set extends the one before."""
 _COVERAGE = FEATURE_NAMES.index("coverage")
+_SEGMENT_TERMS = FEATURE_NAMES.index("log_segment_terms")
+"""log1p of the number of the segment's distinct content words."""
 _NUMBERS_MISSING = FEATURE_NAMES.index("numbers_missing")
 """Its value is > 0 exactly when ``numbers_missing(segment, passage)`` holds."""
 
@@ -134,6 +145,7 @@ class FeatureSupportChecker:
                 self._support(
                     float(score),
                     coverage=float(row[_COVERAGE]),
+                    terms=round(math.expm1(float(row[_SEGMENT_TERMS]))),
                     numbers_missing=bool(row[_NUMBERS_MISSING] > 0),
                 )
                 for score, row in zip(scores, features, strict=True)
@@ -152,13 +164,21 @@ class FeatureSupportChecker:
         """One row per pair, in the combiner's feature order."""
         return pair_features(pairs, tokens=self._tokens, vectors=self._cache)
 
-    def _support(self, score: float, *, coverage: float, numbers_missing: bool) -> Support:
+    def _support(
+        self, score: float, *, coverage: float, terms: int, numbers_missing: bool
+    ) -> Support:
         score = min(max(score, 0.0), NON_VERBATIM_CEILING)
+        shared = round(coverage * terms)
+        short_and_unshared = terms <= SHORT_SEGMENT_TERMS and shared < SHORT_SEGMENT_MIN_SHARED
         # A number the passage never states is not supported, however close the rest:
         # SciFact has too few such pairs for the combiner to learn it.
-        if score >= self._combiner.supported and not numbers_missing:
+        if score >= self._combiner.supported and not numbers_missing and not short_and_unshared:
             return Support(score, SupportLabel.SUPPORTED)
-        if score >= self._combiner.partial and coverage >= PARTIAL_MIN_COVERAGE:
+        if (
+            score >= self._combiner.partial
+            and coverage >= PARTIAL_MIN_COVERAGE
+            and not short_and_unshared
+        ):
             return Support(score, SupportLabel.PARTIAL)
         return Support(score, SupportLabel.UNSUPPORTED)
 

@@ -1,0 +1,31 @@
+"""A short generic sentence shares a word with almost any passage; the checker must not
+call it supported for that (found measuring SmolLM2's answers: "This is a JSON object."
+and "The code is not available." were labelled supported against unrelated passages)."""
+
+from __future__ import annotations
+
+import pytest
+
+from citadel.adapters.support import default_checker, lexical_checker
+from citadel.domain.support import SupportLabel
+
+PASSAGE = (
+    "Git stores every version of a file as a blob object, named by the SHA-1 of its "
+    "content. Trees name blobs and other trees."
+)
+
+
+@pytest.mark.parametrize("make", [default_checker, lexical_checker])
+@pytest.mark.parametrize(
+    "segment",
+    ["This is a JSON object.", "The code is not available.", "Objects are immutable."],
+)
+def test_a_short_sentence_sharing_one_word_is_unsupported(make, segment: str) -> None:  # type: ignore[no-untyped-def]
+    (support,) = make().check([(segment, PASSAGE)])
+    assert support.label is SupportLabel.UNSUPPORTED, support
+
+
+@pytest.mark.parametrize("make", [default_checker, lexical_checker])
+def test_a_short_sentence_the_passage_says_is_still_supported(make) -> None:  # type: ignore[no-untyped-def]
+    (support,) = make().check([("Trees name blobs.", PASSAGE)])
+    assert support.label in (SupportLabel.SUPPORTED, SupportLabel.PARTIAL), support
