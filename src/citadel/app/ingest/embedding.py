@@ -61,10 +61,13 @@ class ChunkEmbedding:
             out.append(ChunkVectors(model=model, keys=tuple(group_keys), matrix=matrix))
         return out
 
-    def fill_sources(self, source_ids: Sequence[str], progress: ProgressCallback | None) -> None:
-        """Embed what these unchanged sources' current chunks lack under the configured model."""
+    def fill_sources(
+        self, source_ids: Sequence[str], progress: ProgressCallback | None, tenant: str
+    ) -> None:
+        """Embed what these unchanged sources of ``tenant`` lack under the configured model
+        (source ids are scoped to their tenant: another tenant's same id is not touched)."""
         if self._reindex is not None and source_ids:
-            self._reindex.fill_sources(source_ids, progress)
+            self._reindex.fill_sources(source_ids, progress, tenant=tenant)
 
     @staticmethod
     def _embed_texts(

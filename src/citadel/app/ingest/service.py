@@ -98,7 +98,7 @@ class IngestService:
         ``progress`` follows the parse, ``embed_progress`` the embedding."""
         prepared = self._prepare(document, options, actor, progress)
         if isinstance(prepared, IngestReport):
-            self._embedding.fill_sources([prepared.source_id], embed_progress)
+            self._embedding.fill_sources([prepared.source_id], embed_progress, actor.tenant)
             return prepared
         return self._commit([prepared], actor, embed_progress)[0]
 
@@ -121,7 +121,7 @@ class IngestService:
                 reports.append(prepared)
             else:
                 pending.append(prepared)
-        self._embedding.fill_sources([r.source_id for r in reports], progress)
+        self._embedding.fill_sources([r.source_id for r in reports], progress, actor.tenant)
         return reports + self._commit(pending, actor, progress)
 
     def _prepare(
@@ -193,7 +193,7 @@ class IngestService:
         current: PreparedVersion | IngestReport = item
         for _ in range(_COMMIT_ATTEMPTS):
             if isinstance(current, IngestReport):
-                self._embedding.fill_sources([current.source_id], progress)
+                self._embedding.fill_sources([current.source_id], progress, actor.tenant)
                 return current
             try:
                 self._registry.commit_version(
