@@ -9,8 +9,9 @@ Zipf-distributed content words), so BM25 sees realistic posting lists; queries
 ask for content words of middling frequency; chunk vectors are random unit vectors, since the
 cost of exact search does not depend on their content. Reports p50/p95 and
 the process's peak RSS, and the same queries through each part alone: the
-lexical index (FTS5 BM25 with the scope) and the dense side (query embedding
-plus exact search).
+lexical index (BM25 from memory, ``lexical_memory.py``, with the scope) and the
+dense side (query embedding plus exact search). ``--lexical-fts5`` also runs
+hybrid and lexical with FTS5 ranking (before the in-memory index), alternating.
 
 Run: `.venv/bin/python bench/search_latency.py [--sizes 10000 100000] [--queries 300] [--json]`
 
@@ -32,7 +33,6 @@ reports recall for questions drawn from that structure.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import random
@@ -45,156 +45,14 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from citadel.adapters.embedding.minilm import MiniLmEmbedder
 from citadel.adapters.sqlite.library import SqliteLibrary
-from citadel.app.ports import ChunkVectors
 from citadel.app.search import SearchService
-from citadel.domain.chunking import CHUNKER_VERSION, chunk_id, embedding_key
-from citadel.domain.document import Chunk
 from citadel.domain.limits import Limits
 from citadel.domain.search import SearchFilters, SearchRequest
-from citadel.domain.source import AccessScope, Source, SourceVersion
+from citadel.domain.source import AccessScope
 from citadel.domain.text import STOPWORDS, words
 from citadel.domain.users import Actor, Role
-
-# Text with the statistics of English prose: about 45% function words (which
-# the query side drops as stop words) and content words drawn from a Zipf
-# distribution (exponent 1.07) over a 50,000-word vocabulary.
-STOP = sorted(STOPWORDS)
-CONTENT = [
-    "".join(random.Random(rank).choices("abcdefghijklmnopqrstuvwxyz", k=4 + rank % 7)) + f"{rank}"
-    for rank in range(50_000)
-]
-ZIPF = list(itertools.accumulate(1 / (rank + 1) ** 1.07 for rank in range(len(CONTENT))))
-QUERY_RANKS = slice(30, 20_000)
-
-
-def prose(rng: random.Random, length: int) -> str:
-    function_words = rng.choices(STOP, k=int(length * 0.45))
-    content = rng.choices(CONTENT, cum_weights=ZIPF, k=length - len(function_words))
-    tokens = function_words + content
-    rng.shuffle(tokens)
-    return " ".join(tokens) + "."
-
-
-def question(rng: random.Random) -> str:
-    # What readers ask about: content words of middling frequency, with a few
-    # function words around them.
-    ranks = CONTENT[QUERY_RANKS]
-    cumulative = [w - ZIPF[QUERY_RANKS.start - 1] for w in ZIPF[QUERY_RANKS]]
-    content = rng.choices(ranks, cum_weights=cumulative, k=rng.randint(2, 5))
-    return " ".join(rng.choices(STOP, k=3) + content)
-
-
-CHUNKS_PER_SOURCE = 500
-
-
-def clustered(
-    rng: np.random.Generator, count: int, dimension: int, topic: npt.NDArray[np.float32]
-) -> npt.NDArray[np.float32]:
-    """One source's vectors: its topic (shared by four sources), plus a direction per
-    50-chunk section, plus noise: cosine about 0.70 within a section, 0.47 within a
-    topic, 0 otherwise."""
-    sections = unit(rng, (count + 49) // 50, dimension)[np.arange(count) // 50]
-    return normalised(topic + 0.7 * sections + 0.8 * unit(rng, count, dimension))
-
-
-def normalised(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    return np.asarray(matrix / np.linalg.norm(matrix, axis=1, keepdims=True), dtype=np.float32)
-
-
-def unit(rng: np.random.Generator, count: int, dimension: int) -> npt.NDArray[np.float32]:
-    return normalised(rng.standard_normal((count, dimension)).astype(np.float32))
-
-
-def fill(
-    library: SqliteLibrary, size: int, dimension: int, rng: random.Random, vectors: str = "random"
-) -> None:
-    vectors_rng = np.random.default_rng(7)
-    topics = unit(np.random.default_rng(8), max(1, size // CHUNKS_PER_SOURCE // 4), dimension)
-    for first in range(0, size, CHUNKS_PER_SOURCE):
-        count = min(CHUNKS_PER_SOURCE, size - first)
-        source_id = f"bench-{first // CHUNKS_PER_SOURCE:05d}"
-        chunks = []
-        for ordinal in range(count):
-            text = prose(rng, 180)
-            sha = f"{rng.getrandbits(256):064x}"
-            chunks.append(
-                Chunk(
-                    chunk_id=chunk_id(source_id, 1, ordinal, sha, tenant="bench"),
-                    source_id=source_id,
-                    version=1,
-                    ordinal=ordinal,
-                    text=text,
-                    sha256=sha,
-                    section_path=(f"Chapter {ordinal // 50 + 1}",),
-                    chapter=f"Chapter {ordinal // 50 + 1}",
-                    section="",
-                    page_start=ordinal + 1,
-                    page_end=ordinal + 1,
-                    page_label_start=str(ordinal + 1),
-                    page_label_end=str(ordinal + 1),
-                    char_start=ordinal * 2000,
-                    char_end=ordinal * 2000 + len(text),
-                )
-            )
-        if vectors == "clustered":
-            topic = topics[(first // CHUNKS_PER_SOURCE) % len(topics)]
-            matrix = clustered(vectors_rng, count, dimension, topic)
-        else:
-            matrix = vectors_rng.standard_normal((count, dimension)).astype(np.float32)
-            matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-        source = Source(
-            source_id=source_id,
-            tenant="bench",
-            title=f"Synthetic book {source_id}",
-            origin=source_id,
-            current_version=1,
-        )
-        version = SourceVersion(
-            source_id=source_id,
-            version=1,
-            content_sha256=source_id,
-            parser="bench",
-            chunker=CHUNKER_VERSION,
-            page_count=count,
-            section_count=10,
-            chunk_count=count,
-            created_at="2026-01-01",
-        )
-        keys = tuple(embedding_key(c.text + c.chunk_id) for c in chunks)
-        library.commit_version(
-            source, version, chunks, ChunkVectors(model=EMBEDDER.name, keys=keys, matrix=matrix)
-        )
-
-
-EMBEDDER = MiniLmEmbedder()
-
-
-def open_library(home: Path, size: int, vectors: str = "random") -> tuple[SqliteLibrary, float]:
-    """The synthetic library of ``size`` chunks in ``home``, filled unless a complete
-    one is already there; returns it (exact dense search) with the seconds spent
-    filling (0 if reused). The vectors are stored under the embedder's name, so a
-    library filled for another model is filled again."""
-    name = f"library-{size}" + ("" if vectors == "random" else f"-{vectors}")
-    path = home / f"{name}.db"
-    done = home / f"{name}.done"
-    marker = f"{size} {EMBEDDER.name}\n"
-    if path.exists() and done.exists() and done.read_text() == marker:
-        return SqliteLibrary(path, hnsw_min_vectors=0), 0.0
-    for stale in (
-        done,
-        path,
-        path.with_name(path.name + "-wal"),
-        path.with_name(path.name + "-shm"),
-    ):
-        stale.unlink(missing_ok=True)
-    library = SqliteLibrary(path, hnsw_min_vectors=0)
-    started = time.perf_counter()
-    fill(library, size, EMBEDDER.dimension, random.Random(size), vectors)
-    fill_s = time.perf_counter() - started
-    done.write_text(marker)
-    return library, fill_s
+from synthetic_library import EMBEDDER, normalised, open_library, question, unit
 
 
 def percentiles(timings: list[float]) -> tuple[float, float]:
@@ -245,7 +103,12 @@ def recall_at_10(
 
 
 def run(
-    size: int, queries: int, keep: Path | None, hnsw_min: int = 0, vectors: str = "random"
+    size: int,
+    queries: int,
+    keep: Path | None,
+    hnsw_min: int = 0,
+    vectors: str = "random",
+    fts5: bool = False,
 ) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as scratch:
         library, fill_s = open_library(keep or Path(scratch), size, vectors)
@@ -259,6 +122,21 @@ def run(
             "exact": SearchService(library, library, Limits(), vectors=library, embedder=EMBEDDER)
         }
         EMBEDDER.embed(["warm"])
+        before, began = rss_mib(), time.perf_counter()
+        index = library._ranking.live("bench").current(library.database.generation())
+        lexical_index = {
+            "lexical_index_build_s": round(time.perf_counter() - began, 2),
+            "lexical_index_mib": round(index.nbytes / 2**20, 1) if index else None,
+            "lexical_index_rss_added_mib": round(rss_mib() - before, 1),
+        }
+        if fts5:
+            other = SqliteLibrary(library.database.path, hnsw_min_vectors=0, lexical_memory="off")
+            libraries["fts5"] = other
+            services["fts5"] = SearchService(
+                other, other, Limits(), vectors=other, embedder=EMBEDDER
+            )
+            for q in questions[:5]:
+                services["fts5"].search(SearchRequest(q + " warm"), actor)
         before = rss_mib()
         for q in questions[:5]:  # warm-up: model load, matrix load, page cache
             services["exact"].search(SearchRequest(q + " warm"), actor)
@@ -298,7 +176,7 @@ def run(
                 empty += not result.results
         # The same questions through each part alone, for the breakdown; " alone"
         # makes every text new to the embedder's callers (nothing here caches).
-        lexical_timings, embed_timings = [], []
+        lexical_timings, embed_timings, fts5_timings = [], [], []
         dense_timings: dict[str, list[float]] = {name: [] for name in names}
         query_vectors = []
         for i, q in enumerate(questions):
@@ -307,6 +185,10 @@ def run(
             began = time.perf_counter()
             library.search(terms, scope, SearchFilters(), 100)
             lexical_timings.append((time.perf_counter() - began) * 1000)
+            if fts5:
+                began = time.perf_counter()
+                libraries["fts5"].search(terms, scope, SearchFilters(), 100)
+                fts5_timings.append((time.perf_counter() - began) * 1000)
             began = time.perf_counter()
             vector = EMBEDDER.embed([q + " alone"])[0]
             embed_ms = (time.perf_counter() - began) * 1000
@@ -342,10 +224,13 @@ def run(
             f"{name}_dense_p95_ms": dense_p95,
         }
     lexical_p50, lexical_p95 = percentiles(lexical_timings)
+    if fts5:
+        row["lexical_fts5_p50_ms"], row["lexical_fts5_p95_ms"] = percentiles(fts5_timings)
     embed_p50, embed_p95 = percentiles(embed_timings)
     return (
         row
         | memory
+        | lexical_index
         | index
         | {
             "lexical_p50_ms": lexical_p50,
@@ -373,17 +258,21 @@ def main() -> None:
         help="also search through the HNSW index with this threshold (0: exact only)",
     )
     parser.add_argument("--vectors", choices=["random", "clustered"], default="random")
+    parser.add_argument("--lexical-fts5", action="store_true", help="also rank with FTS5")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
-    rows = [run(size, args.queries, args.keep, args.hnsw_min, args.vectors) for size in args.sizes]
+    rows = [
+        run(size, args.queries, args.keep, args.hnsw_min, args.vectors, args.lexical_fts5)
+        for size in args.sizes
+    ]
     if args.json:
         print(json.dumps(rows))
         return
     for r in rows:
         print(f"{r['chunks']:>7} chunks ({r['vectors']} vectors):")
-        for name in ("exact", "hnsw"):
+        for name in ("exact", "hnsw", "fts5"):
             if f"{name}_p50_ms" in r:
                 print(
                     f"  {name}: hybrid p50 {r[f'{name}_p50_ms']} ms, p95 {r[f'{name}_p95_ms']} ms;"

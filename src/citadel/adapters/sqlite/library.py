@@ -19,6 +19,8 @@ from citadel.adapters.sqlite.dense import DenseSearch
 from citadel.adapters.sqlite.embeddings import SqliteEmbeddings
 from citadel.adapters.sqlite.hnsw import DEFAULT_MIN_VECTORS
 from citadel.adapters.sqlite.lexical import DEFAULT_MAX_TERM_SHARE, DEFAULT_WEIGHTS, LexicalSearch
+from citadel.adapters.sqlite.lexical_fast import FastLexicalSearch
+from citadel.adapters.sqlite.lexical_live import DEFAULT_MODE
 from citadel.adapters.sqlite.registry import SqliteRegistry
 from citadel.app.ports import (
     ChunkVectors,
@@ -45,11 +47,20 @@ class SqliteLibrary:
         max_term_share: float = DEFAULT_MAX_TERM_SHARE,
         hnsw_min_vectors: int = DEFAULT_MIN_VECTORS,
         hnsw_background: bool = False,
+        lexical_memory: str = DEFAULT_MODE,
     ):
         """``hnsw_background``: build a missing HNSW index in a thread, searching
-        exactly meanwhile (for long-running servers; see ``hnsw.py``)."""
+        exactly meanwhile (for long-running servers; see ``hnsw.py``).
+        ``lexical_memory``: when BM25 ranks from memory (``lexical_live.py``)."""
         self._db = Database(path)
         self._lexical = LexicalSearch(self._db, weights=weights, max_term_share=max_term_share)
+        self._ranking = FastLexicalSearch(
+            self._db,
+            self._lexical,
+            weights=weights,
+            max_term_share=max_term_share,
+            memory=lexical_memory,
+        )
         self._dense = DenseSearch(
             self._db, hnsw_min_vectors=hnsw_min_vectors, hnsw_background=hnsw_background
         )
@@ -63,6 +74,7 @@ class SqliteLibrary:
         return self._db
 
     def close(self) -> None:
+        self._ranking.close()
         self._dense.close()
         self._db.close()
 
@@ -120,7 +132,7 @@ class SqliteLibrary:
     def search(
         self, terms: Sequence[str], scope: AccessScope, filters: SearchFilters, limit: int
     ) -> Sequence[LexicalHit]:
-        return self._lexical.search(terms, scope, filters, limit)
+        return self._ranking.search(terms, scope, filters, limit)
 
     # -- VectorIndex ----------------------------------------------------------------
 
