@@ -10,10 +10,12 @@ relative 1e-6), with the first few differences spelt out.
 Libraries: a BEIR data set's evaluation library (the one ``citadel eval retrieval
 --home DIR`` keeps; questions from its queries.jsonl and qrels/SPLIT.tsv), or
 the synthetic libraries of ``search_latency.py`` (``--sizes``, kept in ``--keep``).
+``--hybrid`` also times the whole hybrid search on the BEIR library (query
+embedding included, limit 10), BM25 from memory against FTS5, alternating.
 
 Run:
   .venv/bin/python bench/lexical_latency.py --home /tmp/scifact-i \
-      --beir ../shared/data/scifact --split train --rounds 3
+      --beir ../shared/data/scifact --split train --rounds 3 --hybrid
   .venv/bin/python bench/lexical_latency.py --sizes 100000 --keep /tmp/citadel-bench
 """
 
