@@ -41,7 +41,6 @@ from citadel.setting_kinds import (
 )
 
 GENERATORS = ("extractive", "openai")
-SUPPORT_POLICIES = ("label", "drop", "refuse")
 EMBEDDERS = ("minilm", "minilm-float", "hashing", "none")
 COOKIE_SECURITY = ("auto", "always")
 FUSION_METHODS = ("weighted", "rrf")
@@ -72,11 +71,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "CITADEL_SUPPORT_POLICY",
         "support_policy",
-        Choice(SUPPORT_POLICIES),
+        Choice(("label", "drop", "refuse")),
         "label",
-        "a segment no cited passage supports: `label` shows it marked unsupported,"
-        " `drop` removes it and marks the answer limited, `refuse` degrades the answer"
-        " to its search results",
+        "an unsupported segment: `label` shows it marked, `drop` removes it (answer"
+        " limited), `refuse` degrades the answer to its search results",
     ),
     Setting(
         "CITADEL_LLM_BASE_URL",

@@ -7,15 +7,12 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
+from citadel.domain.quotation import find_quotation, fold, folded_text, same_modulo_whitespace
 from citadel.domain.support_features import (
     FEATURE_NAMES,
-    find_quotation,
-    fold,
-    folded_text,
     lexical_features,
     numbers,
     numbers_missing,
-    same_modulo_whitespace,
 )
 
 _SPACE = re.compile(r"\s+")

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from citadel.adapters.support import StaticTokens
 from citadel.adapters.support.static_tokens import MAX_PIECES
+from citadel.domain import quotation
 from citadel.domain import support_features as sf
 from citadel.domain.text import split_sentences, terms, words
 
@@ -63,12 +64,12 @@ def test_quick_words_and_terms_are_the_text_rules(text: str) -> None:
 
 @given(st.one_of(TEXT, ASCII))
 def test_the_quick_fold_is_the_offset_keeping_one(text: str) -> None:
-    assert sf.folded_text(text) == sf.fold(text).text
+    assert quotation.folded_text(text) == quotation.fold(text).text
 
 
 def quotation_by_fold(segment: str, passage: str) -> tuple[int, int] | None:
-    needle = sf.fold(segment).text
-    haystack = sf.fold(passage)
+    needle = quotation.fold(segment).text
+    haystack = quotation.fold(passage)
     at = haystack.text.find(needle) if needle else -1
     return None if at < 0 else (haystack.starts[at], haystack.ends[at + len(needle) - 1])
 
@@ -79,8 +80,8 @@ def test_a_quotation_span_is_the_one_fold_gives(passage: str, data: st.DataObjec
     start = data.draw(st.integers(0, len(passage)))
     end = data.draw(st.integers(start, len(passage)))
     for segment in (passage[start:end], " ".join(passage[start:end].split()), "cell"):
-        assert sf.find_quotation(segment, passage) == quotation_by_fold(segment, passage)
-        assert sf.find_quotation(segment, passage) == quotation_by_fold(segment, passage)
+        assert quotation.find_quotation(segment, passage) == quotation_by_fold(segment, passage)
+        assert quotation.find_quotation(segment, passage) == quotation_by_fold(segment, passage)
 
 
 @given(st.one_of(TEXT, PROSE.map("".join)))
@@ -92,7 +93,7 @@ def test_a_passage_view_is_its_sentences_terms(passage: str) -> None:
     assert view.sentence_terms == tuple(tuple(terms(x)) for x in sentences)
     assert view.term_count == sum(len(terms(x)) for x in sentences)
     assert sf._passage_words(passage) == frozenset(words(passage))
-    assert view.folded == sf.fold(passage).text.casefold()
+    assert view.folded == quotation.fold(passage).text.casefold()
 
 
 def test_sentences_sharing_as_much_keep_their_order() -> None:

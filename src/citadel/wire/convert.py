@@ -15,18 +15,17 @@ from citadel.app.answer import AnswerRequest
 from citadel.app.errors import InvalidRequest
 from citadel.domain.answer import (
     AnswerResult,
-    Citation,
     CitedSegment,
     Degraded,
     DegradedReason,
     GenerationRecord,
     GroundedAnswer,
-    LinkState,
 )
 from citadel.domain.errors import InvalidValue
 from citadel.domain.manifest import ContextEvidence, Manifest, ManifestEntry
 from citadel.domain.search import Evidence, SearchFilters, SearchMode, SearchRequest, SearchResult
-from citadel.domain.support import Support, SupportLabel
+from citadel.wire.citations import citation_from_wire, citation_to_wire
+from citadel.wire.errors import InvalidMessage
 from citadel.wire.gen import answer_pb2 as apb
 from citadel.wire.gen import retrieval_pb2 as rpb
 
@@ -41,15 +40,6 @@ _MODE_CODES: dict[SearchMode, rpb.SearchMode] = {
     SearchMode.LEXICAL: rpb.SEARCH_MODE_LEXICAL,
     SearchMode.DENSE: rpb.SEARCH_MODE_DENSE,
 }
-_LINK_CODES: dict[LinkState, apb.LinkState] = {
-    LinkState.CANONICAL: apb.LINK_STATE_CANONICAL,
-    LinkState.VIEWER: apb.LINK_STATE_VIEWER,
-    LinkState.UNAVAILABLE: apb.LINK_STATE_UNAVAILABLE,
-    LinkState.FORBIDDEN: apb.LINK_STATE_FORBIDDEN,
-    LinkState.DELETED: apb.LINK_STATE_DELETED,
-    LinkState.SUPERSEDED: apb.LINK_STATE_SUPERSEDED,
-}
-_LINKS = {code: state for state, code in _LINK_CODES.items()}
 _REASON_CODES: dict[DegradedReason, apb.DegradedReason] = {
     DegradedReason.NO_EVIDENCE: apb.DEGRADED_REASON_NO_EVIDENCE,
     DegradedReason.GENERATOR_ERROR: apb.DEGRADED_REASON_GENERATOR_ERROR,
@@ -58,18 +48,7 @@ _REASON_CODES: dict[DegradedReason, apb.DegradedReason] = {
     DegradedReason.INVALID_OUTPUT: apb.DEGRADED_REASON_INVALID_OUTPUT,
     DegradedReason.UNSUPPORTED: apb.DEGRADED_REASON_UNSUPPORTED,
 }
-_SUPPORT_CODES: dict[SupportLabel, apb.SupportLabel] = {
-    SupportLabel.VERBATIM: apb.SUPPORT_LABEL_VERBATIM,
-    SupportLabel.SUPPORTED: apb.SUPPORT_LABEL_SUPPORTED,
-    SupportLabel.PARTIAL: apb.SUPPORT_LABEL_PARTIAL,
-    SupportLabel.UNSUPPORTED: apb.SUPPORT_LABEL_UNSUPPORTED,
-}
-_SUPPORTS = {code: label for label, code in _SUPPORT_CODES.items()}
 _REASONS = {code: reason for reason, code in _REASON_CODES.items()}
-
-
-class InvalidMessage(ValueError):
-    """A response broke the contract (an unknown enum value, a ref without evidence)."""
 
 
 def reject_unknown_fields(message: Message, path: str = "") -> None:
@@ -224,71 +203,6 @@ def answer_request_from_wire(message: apb.AnswerRequest) -> AnswerRequest:
     )
 
 
-def _citation_to_wire(c: Citation) -> apb.Citation:
-    link = apb.Link(state=_LINK_CODES[c.link_state])
-    if c.link_href is not None:
-        link.href = c.link_href
-    return apb.Citation(
-        ref=c.ref,
-        evidence_id=c.evidence_id,
-        source_id=c.source_id,
-        version=c.version,
-        chunk_id=c.chunk_id,
-        title=c.title,
-        author=c.author,
-        chapter=c.chapter,
-        section=c.section,
-        pages=c.pages,
-        link=link,
-        support=_support_to_wire(c.support),
-    )
-
-
-def _support_to_wire(support: Support | None) -> apb.Support | None:
-    if support is None:
-        return None
-    message = apb.Support(label=_SUPPORT_CODES[support.label], score=support.score)
-    if support.span is not None:
-        message.span_start, message.span_end = support.span
-    return message
-
-
-def _support_from_wire(m: apb.Citation) -> Support | None:
-    if not m.HasField("support"):
-        return None
-    label = _SUPPORTS.get(m.support.label)
-    if label is None:
-        raise InvalidMessage(f"citation {m.ref} has an unknown support label {m.support.label}")
-    span = None
-    if m.support.HasField("span_start") and m.support.HasField("span_end"):
-        span = (m.support.span_start, m.support.span_end)
-    try:
-        return Support(m.support.score, label, span)
-    except InvalidValue as exc:
-        raise InvalidMessage(f"citation {m.ref}: {exc}") from None
-
-
-def _citation_from_wire(m: apb.Citation) -> Citation:
-    state = _LINKS.get(m.link.state)
-    if state is None:
-        raise InvalidMessage(f"citation {m.ref} has an unknown link state {m.link.state}")
-    return Citation(
-        ref=m.ref,
-        evidence_id=m.evidence_id,
-        source_id=m.source_id,
-        version=m.version,
-        chunk_id=m.chunk_id,
-        title=m.title,
-        author=m.author,
-        chapter=m.chapter,
-        section=m.section,
-        pages=m.pages,
-        link_state=state,
-        link_href=m.link.href if m.link.HasField("href") else None,
-        support=_support_from_wire(m),
-    )
-
-
 def answer_result_to_wire(result: AnswerResult) -> apb.AnswerResponse:
     message = apb.AnswerResponse(
         answer_id=result.answer_id,
@@ -300,7 +214,7 @@ def answer_result_to_wire(result: AnswerResult) -> apb.AnswerResponse:
             apb.GroundedAnswer(
                 generator=result.answer.generator,
                 segments=[
-                    apb.Segment(text=s.text, citations=[_citation_to_wire(c) for c in s.citations])
+                    apb.Segment(text=s.text, citations=[citation_to_wire(c) for c in s.citations])
                     for s in result.answer.segments
                 ],
                 limited=result.answer.limited,
@@ -360,7 +274,7 @@ def answer_result_from_wire(message: apb.AnswerResponse) -> AnswerResult:
             generator=message.answer.generator,
             segments=tuple(
                 CitedSegment(
-                    text=s.text, citations=tuple(_citation_from_wire(c) for c in s.citations)
+                    text=s.text, citations=tuple(citation_from_wire(c) for c in s.citations)
                 )
                 for s in message.answer.segments
             ),

@@ -41,12 +41,12 @@ from citadel.domain.answer import AnswerResult
 from citadel.domain.search import SearchRequest, SearchResult
 from citadel.domain.users import Actor
 from citadel.wire.convert import (
-    InvalidMessage,
     answer_request_to_wire,
     answer_result_from_wire,
     search_request_to_wire,
     search_result_from_wire,
 )
+from citadel.wire.errors import InvalidMessage
 from citadel.wire.gen import answer_pb2, retrieval_pb2
 from citadel.wire.identity import ANSWER, RETRIEVAL, ServiceSpec, actor_metadata
 

@@ -33,12 +33,9 @@ from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 from citadel.adapters.support.combiner import Combiner
 from citadel.adapters.support.static_tokens import ALIGNMENT_NAMES, StaticTokens, alignment
 from citadel.app.ports import Embedder
+from citadel.domain.quotation import find_quotation
 from citadel.domain.support import Support, SupportLabel
-from citadel.domain.support_features import (
-    FEATURE_NAMES,
-    features_and_sentences,
-    find_quotation,
-)
+from citadel.domain.support_features import FEATURE_NAMES, features_and_sentences
 
 SENTENCES_PER_PASSAGE = 2
 """How many of a passage's sentences (best by shared content words) the segment meets."""
