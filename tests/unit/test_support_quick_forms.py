@@ -117,8 +117,9 @@ def test_word_pieces_are_the_tokenizers(tokens: StaticTokens, text: str) -> None
     ids = np.asarray(expected[:MAX_PIECES], dtype=np.int64)
     assert tokens._skip is not None
     kept = ids[~tokens._skip[ids]]
-    rows = codes[kept].astype(np.float32) * scales[kept]
-    rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
+    rows64 = codes[kept].astype(np.float64) * scales[kept].astype(np.float64)
+    rows64 /= np.maximum(np.linalg.norm(rows64, axis=1, keepdims=True), 1e-9)
+    rows = rows64.astype(np.float32)
     (got,) = tokens.pieces([text])
     assert np.array_equal(got, rows)  # to the bit
 

@@ -153,9 +153,12 @@ class StaticTokens:
         new = np.unique(flat[~self._filled[flat]])
         if new.size:
             # Row by row the same arithmetic as on the rows of one text: the same bits.
-            rows = codes[new].astype(np.float32) * scales[new]
-            rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
-            self._units[new] = rows
+            # In float64: a float32 reduction's rounding follows the CPU's SIMD width
+            # (AVX2 and AVX-512 sum in other orders); float64's differences vanish in
+            # the rounding to float32, so every CPU stores the same rows.
+            exact = codes[new].astype(np.float64) * scales[new].astype(np.float64)
+            exact /= np.maximum(np.linalg.norm(exact, axis=1, keepdims=True), 1e-9)
+            self._units[new] = exact.astype(np.float32)
             self._filled[new] = True
         rows = self._units[flat]
         return np.split(rows, np.cumsum([len(k) for k in kept])[:-1]) if kept else []
@@ -166,7 +169,9 @@ def alignment(segment: npt.NDArray[np.float32], sentence: npt.NDArray[np.float32
     named by :data:`ALIGNMENT_NAMES`."""
     if segment.shape[0] == 0 or sentence.shape[0] == 0:
         return [0.0] * len(ALIGNMENT_NAMES)
-    similarity = segment @ sentence.T
+    # float64 for the same reason as the rows: the products sum in a CPU-dependent
+    # order, and float32 would carry that into the features at the 1e-7 level.
+    similarity = segment.astype(np.float64) @ sentence.astype(np.float64).T
     recall = similarity.max(axis=1)
     ordered = np.sort(recall)
     return [
