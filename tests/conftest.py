@@ -7,10 +7,19 @@ from pathlib import Path
 import pytest
 
 from citadel.adapters.grpc.tls import restrict_handshakes_to_tls13
+from tests import postgres
+from tests.postgres import postgres_url
 
 # gRPC's core reads its TLS policy once, when it is loaded: apply it before any test
 # module imports grpc, as `citadel serve-grpc` does before it starts the servers.
 restrict_handshakes_to_tls13()
+
+__all__ = ["postgres_url"]  # the fixture: a fresh PostgreSQL database (tests/postgres.py)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    postgres.stop()  # the session's server, if a test started one
+
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

@@ -1,0 +1,1 @@
+"""PostgreSQL adapters (psycopg 3, pgvector): the stores behind ``CITADEL_DB=postgresql://…``."""
