@@ -22,6 +22,8 @@ import pytest
 from citadel.adapters.clock import FixedClock
 from citadel.adapters.generators.scripted import ScriptedGenerator, cite_first
 from citadel.adapters.memory import InMemoryAuditLog
+from citadel.adapters.postgres import database as postgres
+from citadel.adapters.postgres.audit import PostgresAuditLog
 from citadel.adapters.sqlite.audit import SqliteAuditLog
 from citadel.adapters.sqlite.database import Database
 from citadel.app.answer import AnswerService
@@ -41,12 +43,17 @@ from citadel.domain.manifest import canonical_json
 from tests.unit.test_answer_service import ACTOR, library, request
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "memory", "postgresql"])
 def log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[AuditLog]:
     if request.param == "sqlite":
         db = Database(tmp_path / "contract" / "audit.db")
         yield SqliteAuditLog(db)
         db.close()
+    elif request.param == "postgresql":
+        # A fresh database of its own (tests/postgres.py); skips saying why without a server.
+        pg = postgres.Database(request.getfixturevalue("postgres_url"))
+        yield PostgresAuditLog(pg, tmp_path / "contract" / "audit.key")
+        pg.close()
     else:
         yield InMemoryAuditLog()
 

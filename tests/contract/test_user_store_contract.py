@@ -1,4 +1,4 @@
-"""One contract for the UserStore port, run against SQLite and the in-memory fake.
+"""One contract for the UserStore port, run against SQLite, PostgreSQL and the in-memory fake.
 
 Users are keyed by name across tenants, found by the hash of their token,
 disabled in place, and listed by name without any token material.
@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from citadel.adapters.memory import InMemoryUsers
+from citadel.adapters.postgres import database as postgres
+from citadel.adapters.postgres.users import PostgresUsers
 from citadel.adapters.sqlite.database import Database
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.adapters.sqlite.users import SqliteUsers
@@ -20,12 +22,17 @@ from citadel.app.ports import UserRecord, UserStore
 from citadel.domain.users import Role, User, UserStatus
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "memory", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[UserStore]:
     if request.param == "sqlite":
         db = Database(tmp_path / "contract" / "library.db")
         yield SqliteUsers(db)
         db.close()
+    elif request.param == "postgresql":
+        # A fresh database of its own (tests/postgres.py); skips saying why without a server.
+        pg = postgres.Database(request.getfixturevalue("postgres_url"))
+        yield PostgresUsers(pg)
+        pg.close()
     else:
         yield InMemoryUsers()
 
