@@ -16,6 +16,7 @@ import pytest
 
 from citadel.adapters.embedding.hashing import HashingEmbedder
 from citadel.adapters.memory import InMemoryLibrary
+from citadel.adapters.postgres.library import PostgresLibrary
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.app.ports import (
     ChunkStore,
@@ -39,8 +40,13 @@ class Library(SourceRegistry, ChunkStore, LexicalIndex, VectorIndex, Protocol):
     """Both adapters implement all four ports in one object."""
 
 
-@pytest.fixture(params=["sqlite", "sqlite-hnsw", "memory"])
+@pytest.fixture(params=["sqlite", "sqlite-hnsw", "postgresql", "memory"])
 def library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Library]:
+    if request.param == "postgresql":
+        postgres = PostgresLibrary(request.getfixturevalue("postgres_url"))
+        yield postgres
+        postgres.close()
+        return
     if request.param.startswith("sqlite"):
         # sqlite-hnsw keeps the HNSW index in step with every change (the graph search
         # itself is tested at a useful size in test_hnsw_search.py).

@@ -16,6 +16,7 @@ from typing import Protocol
 import pytest
 
 from citadel.adapters.memory import InMemoryLibrary
+from citadel.adapters.postgres.library import PostgresLibrary
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.app.errors import VersionConflict
 from citadel.app.ports import ChunkStore, LexicalHit, LexicalIndex, SourceRegistry
@@ -30,12 +31,16 @@ class Library(SourceRegistry, ChunkStore, LexicalIndex, Protocol):
     """What both adapters are: all three storage ports in one object."""
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "postgresql", "memory"])
 def library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Library]:
     if request.param == "sqlite":
         sqlite = SqliteLibrary(tmp_path / "contract" / "library.db")
         yield sqlite
         sqlite.close()
+    elif request.param == "postgresql":
+        postgres = PostgresLibrary(request.getfixturevalue("postgres_url"))
+        yield postgres
+        postgres.close()
     else:
         yield InMemoryLibrary()
 

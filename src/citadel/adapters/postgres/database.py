@@ -1,9 +1,9 @@
 """The PostgreSQL database: a connection pool, transactions, the schema and a generation.
 
 The same discipline as the SQLite ``Database``, for any number of servers on one
-database: ``read()`` lends a pooled connection inside one transaction (one snapshot
-for every statement in the block); ``transaction()`` is one write transaction, committed
-whole or rolled back. A library write (``library=True``, the default) first bumps the
+database: ``read()`` lends a pooled connection inside one transaction (with
+``snapshot=True``, one snapshot for every statement in the block); ``transaction()`` is
+one write transaction, committed whole or rolled back. A library write (``library=True``, the default) first bumps the
 generation row in ``meta``: the row lock serialises library writers across every
 server, as SQLite's single writer does, and the new number becomes visible with the
 commit, which lets each server's in-memory indexes notice any server's change.
@@ -25,6 +25,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from citadel.adapters.postgres.schema import BASE_DDL, LIBRARY_DDL, MIGRATIONS, SCHEMA_VERSION
 from citadel.adapters.postgres.schema_records import RECORDS_DDL
+from citadel.adapters.postgres.vectors import register_vector
 from citadel.app.errors import AppError
 
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -33,6 +34,11 @@ Connection = psycopg.Connection[tuple[Any, ...]]
 _SCHEMA_LOCK = 0x63_69_74_61_64_65_6C  # "citadel"
 DEFAULT_POOL_SIZE = 8
 DEFAULT_TIMEOUT_S = 30.0
+
+
+def _configure(conn: Connection) -> None:
+    """Each new pooled connection: pgvector's type in binary (when the extension exists)."""
+    register_vector(conn)
 
 
 class SchemaMismatch(AppError):
@@ -67,6 +73,7 @@ class Database:
             min_size=1,
             max_size=max(1, pool_size),
             kwargs={"autocommit": True},
+            configure=_configure,
             timeout=timeout_s,
             open=False,
             name="citadel",
@@ -89,6 +96,7 @@ class Database:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             for statement in BASE_DDL:
                 conn.execute(statement.encode())
+            register_vector(conn)  # a connection made before the extension existed
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             found = SCHEMA_VERSION if row is None else int(row[0])
             if found > SCHEMA_VERSION:
@@ -112,9 +120,12 @@ class Database:
             )
 
     @contextmanager
-    def read(self) -> Iterator[Connection]:
-        """A pooled connection inside one transaction (its statements share a snapshot)."""
+    def read(self, *, snapshot: bool = False) -> Iterator[Connection]:
+        """A pooled connection inside one transaction; ``snapshot``: REPEATABLE READ, so
+        every statement in the block sees the same committed state (reading an index)."""
         with self._pool.connection() as conn, conn.transaction():
+            if snapshot:
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             yield conn
 
     @contextmanager

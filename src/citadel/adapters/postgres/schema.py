@@ -20,8 +20,88 @@ BASE_DDL: tuple[str, ...] = (
 )""",
 )
 
-# The library's tables (sources, versions, chunks, vectors, the lexical tokens).
-LIBRARY_DDL: tuple[str, ...] = ()
+# The library's tables, as SQLite's (adapters/sqlite/schema.py): a source id names a
+# source within its tenant, JSON lists are TEXT (adapters/storage/rows.py maps both).
+LIBRARY_DDL: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS sources (
+    tenant          TEXT NOT NULL,
+    source_id       TEXT NOT NULL,
+    title           TEXT NOT NULL,
+    authors         TEXT NOT NULL,
+    year            INTEGER,
+    tags            TEXT NOT NULL,
+    acl_groups      TEXT NOT NULL,
+    canonical_url   TEXT,
+    origin          TEXT NOT NULL,
+    current_version INTEGER NOT NULL,
+    deleted         BOOLEAN NOT NULL DEFAULT false,
+    revision        BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant, source_id)
+)""",
+    "CREATE INDEX IF NOT EXISTS sources_origin ON sources(tenant, origin)",
+    """CREATE TABLE IF NOT EXISTS source_versions (
+    tenant         TEXT NOT NULL,
+    source_id      TEXT NOT NULL,
+    version        INTEGER NOT NULL,
+    content_sha256 TEXT NOT NULL,
+    parser         TEXT NOT NULL,
+    chunker        TEXT NOT NULL,
+    page_count     INTEGER NOT NULL,
+    section_count  INTEGER NOT NULL,
+    chunk_count    INTEGER NOT NULL,
+    created_at     TEXT NOT NULL,
+    retained       BOOLEAN NOT NULL DEFAULT true,
+    PRIMARY KEY (tenant, source_id, version),
+    FOREIGN KEY (tenant, source_id) REFERENCES sources(tenant, source_id)
+)""",
+    "CREATE INDEX IF NOT EXISTS versions_hash ON source_versions(content_sha256)",
+    # Row numbers in insertion order, as SQLite's rowid: ties in a ranking go to the lower.
+    "CREATE SEQUENCE IF NOT EXISTS chunk_rowids",
+    """CREATE TABLE IF NOT EXISTS chunks (
+    rowid            BIGINT PRIMARY KEY DEFAULT nextval('chunk_rowids'),
+    chunk_id         TEXT NOT NULL UNIQUE,
+    tenant           TEXT NOT NULL,
+    source_id        TEXT NOT NULL,
+    version          INTEGER NOT NULL,
+    ordinal          INTEGER NOT NULL,
+    text             TEXT NOT NULL,
+    sha256           TEXT NOT NULL,
+    section_path     TEXT NOT NULL,
+    chapter          TEXT NOT NULL,
+    section          TEXT NOT NULL,
+    page_start       INTEGER,
+    page_end         INTEGER,
+    page_label_start TEXT,
+    page_label_end   TEXT,
+    char_start       INTEGER NOT NULL,
+    char_end         INTEGER NOT NULL,
+    location         TEXT,
+    section_key      TEXT NOT NULL,
+    embed_key        TEXT,
+    FOREIGN KEY (tenant, source_id, version)
+        REFERENCES source_versions(tenant, source_id, version)
+)""",
+    "CREATE INDEX IF NOT EXISTS chunks_version ON chunks(tenant, source_id, version, ordinal)",
+    # Vectors by the hash of the text they embed, per model (pgvector, any dimension).
+    """CREATE TABLE IF NOT EXISTS embeddings (
+    key    TEXT NOT NULL,
+    model  TEXT NOT NULL,
+    vector vector NOT NULL,
+    PRIMARY KEY (key, model)
+)""",
+    # The lexical index: FTS5's tokens (adapters/storage/tokens.py) of each indexed
+    # chunk's columns, space-separated in order. Only current versions of live sources
+    # are indexed, as in SQLite's FTS5 tables; BM25 ranks from memory (lexical.py).
+    """CREATE TABLE IF NOT EXISTS lexical (
+    rowid    BIGINT PRIMARY KEY REFERENCES chunks(rowid) ON DELETE CASCADE,
+    tenant   TEXT NOT NULL,
+    title    TEXT NOT NULL,
+    headings TEXT NOT NULL,
+    body     TEXT NOT NULL,
+    access   TEXT NOT NULL
+)""",
+    "CREATE INDEX IF NOT EXISTS lexical_tenant ON lexical(tenant, rowid)",
+)
 
 # version -> the statements that upgrade a database of version - 1 to it.
 MIGRATIONS: Mapping[int, Sequence[str]] = {}

@@ -12,16 +12,16 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from citadel.adapters.sqlite.access import access_text
 from citadel.adapters.sqlite.database import Database
-from citadel.adapters.sqlite.rows import (
+from citadel.adapters.sqlite.schema import ensure_fts
+from citadel.adapters.storage.access import access_text
+from citadel.adapters.storage.rows import (
     CHUNK_COLUMNS,
     SOURCE_COLUMNS,
     chunk_from_row,
     section_key,
     source_from_row,
 )
-from citadel.adapters.sqlite.schema import ensure_fts
 from citadel.app.ports import StoredPassage
 from citadel.domain.document import Chunk
 from citadel.domain.source import Source

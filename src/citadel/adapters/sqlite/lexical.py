@@ -15,9 +15,10 @@ import itertools
 import math
 from collections.abc import Sequence
 
-from citadel.adapters.sqlite.access import access_query
 from citadel.adapters.sqlite.database import Database
 from citadel.adapters.sqlite.schema import fts_exists, fts_table
+from citadel.adapters.storage.access import access_query
+from citadel.adapters.storage.lexical_rank import SKIP_SHARE
 from citadel.app.ports import LexicalHit
 from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope
@@ -35,7 +36,7 @@ _BM25_MIN_IDF = 1e-6
 # The first try skips terms whose bounds add up to less than this many times a
 # guess of the cut (1.0 to 3.0 and "all" measured: 1.5 spent the least CPU at
 # p95 on the 100k benchmark library; the ranking is exact whatever the value).
-_SKIP_SHARE = 0.05
+_SKIP_SHARE = SKIP_SHARE  # shared with the in-memory ranking (storage/lexical_rank.py)
 _CUT_GUESS_FACTOR = 1.5
 _DF_CACHE = 100_000
 

@@ -18,17 +18,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from citadel.adapters.sqlite.access import access_clauses
 from citadel.adapters.sqlite.database import Database
 from citadel.adapters.sqlite.lexical import (
-    _SKIP_SHARE,
     DEFAULT_MAX_TERM_SHARE,
     DEFAULT_WEIGHTS,
     LexicalSearch,
 )
 from citadel.adapters.sqlite.lexical_live import DEFAULT_MODE, DEFAULT_WARM_AFTER, LiveIndex
-from citadel.adapters.sqlite.lexical_memory import Mask, MemoryIndex, Postings
 from citadel.adapters.sqlite.schema import fts_table
+from citadel.adapters.storage.lexical_memory import Postings
+from citadel.adapters.storage.lexical_rank import memory_mask, rank_terms
 from citadel.app.ports import LexicalHit
 from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope
@@ -106,43 +105,12 @@ class FastLexicalSearch:
             if found is None:
                 return None
             postings[term] = found
-        frequency = {term: found.rows.size for term, found in postings.items()}
-        rows = index.rows
-        if self._max_term_share < 1.0 and len(terms) >= 2 and rows:
-            # lexical.py's _selective: common terms dropped while a rarer one is left.
-            terms = [t for t in terms if frequency[t] / rows <= self._max_term_share] or terms
-        by_year = filters.year_min is not None or filters.year_max is not None
-        order = list(terms)
-        if not by_year and len(terms) >= 2:
-            # lexical.py's _skip_plan lists the common terms last, most common last.
-            common = sorted(
-                (t for t in terms if frequency[t] > _SKIP_SHARE * rows),
-                key=frequency.__getitem__,
-            )
-            order = [t for t in terms if t not in common] + common
-        admitted, mask = self._mask(live, index, scope, filters)
+        admitted, mask = memory_mask(index, scope, filters, live.tokens)
         if not admitted:
             return None
-        hits = index.rank([postings[t] for t in order], mask, limit, ties_by_chunk_id=by_year)
-        return [LexicalHit(chunk_id=chunk_id, score=score) for chunk_id, score in hits]
-
-    @staticmethod
-    def _mask(
-        live: LiveIndex, index: MemoryIndex, scope: AccessScope, filters: SearchFilters
-    ) -> tuple[bool, Mask | None]:
-        """(True, the admitted chunks as a mask, None for all), or (False, None) when a
-        clause token is not one FTS5 token (then FTS5 answers)."""
-        # Every clause, even those FTS5 may leave out because they exclude nothing.
-        clauses = []
-        for clause in access_clauses(scope, filters, only_tenant=None, any_acl=True):
-            tokens = []
-            for value in clause:
-                found = live.tokens(value)
-                if found is None or len(found) != 1:
-                    return False, None
-                tokens.append(found[0])
-            clauses.append(tokens)
-        return True, index.mask(clauses, filters.year_min, filters.year_max)
+        return rank_terms(
+            index, terms, postings, mask, filters, limit, max_term_share=self._max_term_share
+        )
 
     def close(self) -> None:
         with self._lock:

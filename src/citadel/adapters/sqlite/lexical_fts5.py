@@ -14,18 +14,16 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from citadel.adapters.sqlite.lexical_memory import MemoryIndex, Postings, Sparse, phrase_postings
+from citadel.adapters.storage.lexical_memory import MemoryIndex, Postings, Sparse, phrase_postings
 
 COLUMNS = ("title", "headings", "body", "access")
 _TEXT_COLUMNS = 3
-_TOKEN_CACHE = 100_000
 # Tokens are aggregated in batches of about this many instances (bounding the
 # memory a build takes beside the index).
 _BATCH_INSTANCES = 1 << 20
@@ -49,34 +47,6 @@ def tokenizer_declaration(conn: sqlite3.Connection, table: str) -> str | None:
         return None
     found = re.search(r"tokenize\s*=\s*('(?:[^']|'')*')", row[0])
     return found.group(1) if found else "'unicode61'"
-
-
-class QueryTokens:
-    """FTS5's tokens of a query term, from FTS5 itself (cached; thread-safe)."""
-
-    def __init__(self, declaration: str) -> None:
-        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
-        self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize = {declaration})")
-        self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
-        self._lock = threading.Lock()
-        self._cache: dict[str, tuple[str, ...]] = {}
-
-    def __call__(self, term: str) -> tuple[str, ...]:
-        found = self._cache.get(term)
-        if found is not None:
-            return found
-        with self._lock:
-            self._conn.execute("INSERT INTO t(rowid, x) VALUES (1, ?)", (term,))
-            rows = self._conn.execute("SELECT term FROM v ORDER BY offset").fetchall()
-            self._conn.execute("DELETE FROM t")
-        tokens = tuple(row[0] for row in rows)
-        if len(self._cache) >= _TOKEN_CACHE:
-            self._cache.clear()
-        self._cache[term] = tokens
-        return tokens
-
-    def close(self) -> None:
-        self._conn.close()
 
 
 def connect(path: Path) -> sqlite3.Connection:

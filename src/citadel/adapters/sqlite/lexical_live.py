@@ -28,13 +28,13 @@ from pathlib import Path
 
 from citadel.adapters.sqlite.lexical_fts5 import (
     Cancelled,
-    QueryTokens,
     connect,
     read_index,
     read_phrase,
     tokenizer_declaration,
 )
-from citadel.adapters.sqlite.lexical_memory import MemoryIndex, Postings
+from citadel.adapters.storage.lexical_memory import MemoryIndex, Postings
+from citadel.adapters.storage.tokens import QueryTokens
 
 MODES = ("background", "sync", "off")
 DEFAULT_MODE = "background"

@@ -13,17 +13,17 @@ import sqlite3
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from citadel.adapters.sqlite.access import access_text
 from citadel.adapters.sqlite.chunks import insert_chunks
 from citadel.adapters.sqlite.database import Database
 from citadel.adapters.sqlite.embeddings import insert_vectors
-from citadel.adapters.sqlite.rows import (
+from citadel.adapters.sqlite.schema import ensure_fts
+from citadel.adapters.storage.access import access_text
+from citadel.adapters.storage.rows import (
     CHUNK_COLUMNS,
     SOURCE_COLUMNS,
     chunk_from_row,
     source_from_row,
 )
-from citadel.adapters.sqlite.schema import ensure_fts
 from citadel.app.errors import VersionConflict
 from citadel.app.ports import ChunkVectors
 from citadel.domain.document import Chunk

@@ -1,0 +1,159 @@
+"""PostgreSQL library: source registry, chunk store, lexical index and dense vectors.
+
+:class:`PostgresLibrary` implements the four ports SQLite's library does, on one
+PostgreSQL database that any number of citadel servers share, by delegating:
+``registry.py`` for sources and versions, ``chunks.py`` for chunk rows and their
+lexical tokens, ``embeddings.py`` for stored vectors (pgvector), ``lexical.py`` for
+BM25 and ``dense.py`` for the vector matrix. Each server keeps its search indexes
+in memory and reads them again when the database's generation moves (a write by
+any server). See ``database.py`` for the pool and the transaction rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+from citadel.adapters.postgres.chunks import PostgresChunks
+from citadel.adapters.postgres.database import DEFAULT_POOL_SIZE, Database
+from citadel.adapters.postgres.dense import PostgresDense
+from citadel.adapters.postgres.embeddings import PostgresEmbeddings
+from citadel.adapters.postgres.lexical import (
+    DEFAULT_MAX_TERM_SHARE,
+    DEFAULT_WEIGHTS,
+    PostgresLexical,
+)
+from citadel.adapters.postgres.registry import PostgresRegistry
+from citadel.app.ports import (
+    ChunkVectors,
+    DenseHit,
+    LexicalHit,
+    StoredPassage,
+    UnembeddedChunk,
+    VectorCoverage,
+    Vectors,
+)
+from citadel.domain.document import Chunk
+from citadel.domain.search import SearchFilters
+from citadel.domain.source import AccessScope, Source, SourceVersion
+
+
+class PostgresLibrary:
+    """SourceRegistry, ChunkStore, LexicalIndex and VectorIndex on one PostgreSQL database."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        weights: tuple[float, float, float] = DEFAULT_WEIGHTS,
+        max_term_share: float = DEFAULT_MAX_TERM_SHARE,
+        pool_size: int = DEFAULT_POOL_SIZE,
+    ) -> None:
+        self._db = Database(url, pool_size=pool_size)
+        self._lexical = PostgresLexical(self._db, weights=weights, max_term_share=max_term_share)
+        self._dense = PostgresDense(self._db)
+        self._registry = PostgresRegistry(self._db)
+        self._chunks = PostgresChunks(self._db)
+        self._embeddings = PostgresEmbeddings(self._db)
+
+    @property
+    def database(self) -> Database:
+        """The open database, for adapters that keep their tables in the same one."""
+        return self._db
+
+    @property
+    def lexical(self) -> PostgresLexical:
+        """The lexical search and its in-memory indexes (benchmarks, tests)."""
+        return self._lexical
+
+    def close(self) -> None:
+        self._lexical.close()
+        self._db.close()
+
+    # -- SourceRegistry -------------------------------------------------------------
+
+    def get(self, tenant: str, source_id: str) -> Source | None:
+        return self._registry.get(tenant, source_id)
+
+    def matching(
+        self, tenant: str, *, content_sha256: str = "", origin: str = ""
+    ) -> Sequence[Source]:
+        return self._registry.matching(tenant, content_sha256=content_sha256, origin=origin)
+
+    def versions(self, tenant: str, source_id: str) -> Sequence[SourceVersion]:
+        return self._registry.versions(tenant, source_id)
+
+    def list(self, tenant: str | None = None) -> Sequence[Source]:
+        return self._registry.list(tenant)
+
+    def revisions(
+        self, source_ids: Collection[str], tenant: str | None = None
+    ) -> Mapping[str, int]:
+        return self._registry.revisions(source_ids, tenant)
+
+    def commit_version(
+        self,
+        source: Source,
+        version: SourceVersion,
+        chunks: Sequence[Chunk],
+        vectors: ChunkVectors | None = None,
+        *,
+        unique_in: AccessScope | None = None,
+    ) -> None:
+        self._registry.commit_version(source, version, chunks, vectors, unique_in=unique_in)
+
+    def update(self, source: Source) -> None:
+        self._registry.update(source)
+
+    def delete(self, tenant: str, source_id: str) -> None:
+        self._registry.delete(tenant, source_id)
+
+    def prune(self, tenant: str, source_id: str, keep: int) -> int:
+        return self._registry.prune(tenant, source_id, keep)
+
+    # -- ChunkStore -----------------------------------------------------------------
+
+    def chunks(self, tenant: str, source_id: str, version: int) -> Sequence[Chunk]:
+        return self._chunks.chunks(tenant, source_id, version)
+
+    def passages(self, chunk_ids: Sequence[str]) -> dict[str, StoredPassage]:
+        return self._chunks.passages(chunk_ids)
+
+    # -- LexicalIndex ---------------------------------------------------------------
+
+    def search(
+        self, terms: Sequence[str], scope: AccessScope, filters: SearchFilters, limit: int
+    ) -> Sequence[LexicalHit]:
+        return self._lexical.search(terms, scope, filters, limit)
+
+    # -- VectorIndex ----------------------------------------------------------------
+
+    def cached_vectors(self, keys: Sequence[str], model: str) -> dict[str, Vectors]:
+        return self._embeddings.cached_vectors(keys, model)
+
+    def search_vectors(
+        self, vector: Vectors, model: str, scope: AccessScope, filters: SearchFilters, limit: int
+    ) -> Sequence[DenseHit]:
+        return self._dense.search(vector, model, scope, filters, limit)
+
+    def score_vectors(
+        self, vector: Vectors, model: str, chunk_ids: Sequence[str]
+    ) -> dict[str, float]:
+        return self._dense.score(vector, model, chunk_ids)
+
+    def vector_coverage(self, model: str) -> VectorCoverage:
+        return self._embeddings.vector_coverage(model)
+
+    def unembedded_chunks(
+        self,
+        model: str,
+        source_id: str | None = None,
+        limit: int | None = None,
+        *,
+        tenant: str | None = None,
+    ) -> Sequence[UnembeddedChunk]:
+        return self._embeddings.unembedded_chunks(model, source_id, limit, tenant=tenant)
+
+    def store_vectors(
+        self, model: str, chunk_ids: Sequence[str], keys: Sequence[str], matrix: Vectors
+    ) -> None:
+        self._embeddings.store_vectors(model, chunk_ids, keys, matrix)

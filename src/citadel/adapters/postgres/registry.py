@@ -1,0 +1,278 @@
+"""The source registry in PostgreSQL: sources, their versions, and the write that commits one.
+
+The same rules as SQLite's registry (``adapters/sqlite/registry.py``): a version is
+written whole in one transaction (source row, version row, vectors, chunks and
+their lexical rows) after its preconditions are checked inside it. A library
+transaction takes the generation row's lock first (``database.py``), so the
+checks and the writes are one step for every writer on every server.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from citadel.adapters.postgres.chunks import insert_chunks, retitle
+from citadel.adapters.postgres.database import Connection, Database
+from citadel.adapters.postgres.embeddings import insert_vectors
+from citadel.adapters.storage.rows import SOURCE_COLUMNS, source_from_row
+from citadel.app.errors import VersionConflict
+from citadel.app.ports import ChunkVectors
+from citadel.domain.document import Chunk
+from citadel.domain.source import AccessScope, Source, SourceVersion
+
+
+class PostgresRegistry:
+    """The ``SourceRegistry`` port on the library's database."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def get(self, tenant: str, source_id: str) -> Source | None:
+        with self._db.read() as conn:
+            row = conn.execute(
+                f"SELECT {SOURCE_COLUMNS} FROM sources s WHERE s.tenant = %s AND s.source_id = %s",
+                (tenant, source_id),
+            ).fetchone()
+        return source_from_row(row) if row else None
+
+    def matching(
+        self, tenant: str, *, content_sha256: str = "", origin: str = ""
+    ) -> Sequence[Source]:
+        with self._db.read() as conn:
+            rows = _matching(conn, tenant, content_sha256, origin)
+        return [source_from_row(row) for row in rows]
+
+    def versions(self, tenant: str, source_id: str) -> Sequence[SourceVersion]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT source_id, version, content_sha256, parser, chunker, page_count,"
+                " section_count, chunk_count, created_at, retained FROM source_versions"
+                " WHERE tenant = %s AND source_id = %s ORDER BY version",
+                (tenant, source_id),
+            ).fetchall()
+        return [
+            SourceVersion(
+                source_id=row[0],
+                version=row[1],
+                content_sha256=row[2],
+                parser=row[3],
+                chunker=row[4],
+                page_count=row[5],
+                section_count=row[6],
+                chunk_count=row[7],
+                created_at=row[8],
+                retained=bool(row[9]),
+            )
+            for row in rows
+        ]
+
+    def list(self, tenant: str | None = None) -> Sequence[Source]:
+        # COLLATE "C": SQLite's byte order, whatever the database's collation.
+        only = "" if tenant is None else " AND s.tenant = %s"
+        args: tuple[str, ...] = () if tenant is None else (tenant,)
+        with self._db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {SOURCE_COLUMNS} FROM sources s WHERE NOT s.deleted{only}"
+                ' ORDER BY s.title COLLATE "C", s.source_id COLLATE "C"',
+                args,
+            ).fetchall()
+        return [source_from_row(row) for row in rows]
+
+    def revisions(
+        self, source_ids: Collection[str], tenant: str | None = None
+    ) -> Mapping[str, int]:
+        ids = sorted(set(source_ids))
+        if not ids:
+            return {}
+        only = "" if tenant is None else " AND tenant = %s"
+        args: list[object] = [ids] if tenant is None else [ids, tenant]
+        with self._db.read() as conn:
+            rows = conn.execute(
+                f"SELECT source_id, sum(revision) FROM sources WHERE source_id = ANY(%s){only}"
+                " GROUP BY source_id",
+                args,
+            ).fetchall()
+        return {str(sid): int(revision) for sid, revision in rows}
+
+    def commit_version(
+        self,
+        source: Source,
+        version: SourceVersion,
+        chunks: Sequence[Chunk],
+        vectors: ChunkVectors | None = None,
+        *,
+        unique_in: AccessScope | None = None,
+    ) -> None:
+        if vectors is not None and len(vectors.keys) != len(chunks):
+            raise ValueError("one vector key per chunk")
+        with self._db.transaction() as conn:
+            _check_commit(conn, source, version, unique_in)
+            conn.execute(
+                "INSERT INTO sources(source_id, tenant, title, authors, year, tags, acl_groups,"
+                " canonical_url, origin, current_version, deleted)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, false)"
+                " ON CONFLICT (tenant, source_id) DO UPDATE SET title = excluded.title,"
+                " authors = excluded.authors, year = excluded.year,"
+                " tags = excluded.tags, acl_groups = excluded.acl_groups,"
+                " canonical_url = excluded.canonical_url, origin = excluded.origin,"
+                " current_version = excluded.current_version, deleted = false,"
+                " revision = sources.revision + 1",
+                (source.source_id, source.tenant, *_metadata(source), version.version),
+            )
+            conn.execute(
+                "INSERT INTO source_versions(tenant, source_id, version, content_sha256, parser,"
+                " chunker, page_count, section_count, chunk_count, created_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (
+                    source.tenant,
+                    version.source_id,
+                    version.version,
+                    version.content_sha256,
+                    version.parser,
+                    version.chunker,
+                    version.page_count,
+                    version.section_count,
+                    version.chunk_count,
+                    version.created_at,
+                ),
+            )
+            # Older versions stay addressable in `chunks` but leave the search index.
+            conn.execute(
+                "DELETE FROM lexical WHERE rowid IN (SELECT rowid FROM chunks"
+                " WHERE tenant = %s AND source_id = %s AND version < %s)",
+                (source.tenant, source.source_id, version.version),
+            )
+            if vectors is not None:
+                insert_vectors(conn, vectors.model, vectors.keys, vectors.matrix)
+            insert_chunks(conn, source, chunks, vectors.keys if vectors is not None else None)
+
+    def update(self, source: Source) -> None:
+        with self._db.transaction() as conn:
+            changed = conn.execute(
+                "UPDATE sources SET title = %s, authors = %s, year = %s, tags = %s,"
+                " acl_groups = %s, canonical_url = %s, origin = %s, revision = revision + 1"
+                " WHERE tenant = %s AND source_id = %s AND NOT deleted AND revision = %s",
+                (*_metadata(source), source.tenant, source.source_id, source.revision),
+            ).rowcount
+            if not changed:
+                live = conn.execute(
+                    "SELECT 1 FROM sources WHERE tenant = %s AND source_id = %s AND NOT deleted",
+                    (source.tenant, source.source_id),
+                ).fetchone()
+                if live is None:
+                    raise KeyError(source.source_id)
+                raise VersionConflict(f"source {source.source_id} changed since it was read")
+            # The title and the access tokens (ACL, authors, tags) follow the source.
+            retitle(conn, source)
+
+    def delete(self, tenant: str, source_id: str) -> None:
+        key = (tenant, source_id)
+        with self._db.transaction() as conn:
+            changed = conn.execute(
+                "UPDATE sources SET deleted = true, revision = revision + 1"
+                " WHERE tenant = %s AND source_id = %s AND NOT deleted",
+                key,
+            ).rowcount
+            if not changed:
+                raise KeyError(source_id)
+            conn.execute(
+                "DELETE FROM lexical WHERE rowid IN"
+                " (SELECT rowid FROM chunks WHERE tenant = %s AND source_id = %s)",
+                key,
+            )
+            conn.execute("DELETE FROM chunks WHERE tenant = %s AND source_id = %s", key)
+            conn.execute(
+                "UPDATE source_versions SET retained = false WHERE tenant = %s AND source_id = %s",
+                key,
+            )
+
+    def prune(self, tenant: str, source_id: str, keep: int) -> int:
+        key = (tenant, source_id)
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT version FROM source_versions"
+                " WHERE tenant = %s AND source_id = %s AND retained ORDER BY version DESC",
+                key,
+            ).fetchall()
+            dropped = [int(row[0]) for row in rows[max(keep, 1) :]]
+            if dropped:
+                conn.execute(
+                    "DELETE FROM lexical WHERE rowid IN (SELECT rowid FROM chunks"
+                    " WHERE tenant = %s AND source_id = %s AND version = ANY(%s))",
+                    (*key, dropped),
+                )
+                conn.execute(
+                    "DELETE FROM chunks WHERE tenant = %s AND source_id = %s AND version = ANY(%s)",
+                    (*key, dropped),
+                )
+                conn.execute(
+                    "UPDATE source_versions SET retained = false"
+                    " WHERE tenant = %s AND source_id = %s AND version = ANY(%s)",
+                    (*key, dropped),
+                )
+        return len(dropped)
+
+
+def _matching(
+    conn: Connection, tenant: str, content_sha256: str, origin: str
+) -> list[tuple[Any, ...]]:
+    if content_sha256:
+        return conn.execute(
+            f"SELECT {SOURCE_COLUMNS} FROM sources s JOIN source_versions v"
+            " ON v.tenant = s.tenant AND v.source_id = s.source_id"
+            " AND v.version = s.current_version"
+            " WHERE s.tenant = %s AND NOT s.deleted AND v.content_sha256 = %s"
+            ' ORDER BY s.source_id COLLATE "C"',
+            (tenant, content_sha256),
+        ).fetchall()
+    if origin:
+        return conn.execute(
+            f"SELECT {SOURCE_COLUMNS} FROM sources s"
+            " WHERE s.tenant = %s AND NOT s.deleted AND s.origin = %s"
+            ' ORDER BY s.source_id COLLATE "C"',
+            (tenant, origin),
+        ).fetchall()
+    return []
+
+
+def _check_commit(
+    conn: Connection,
+    source: Source,
+    version: SourceVersion,
+    unique_in: AccessScope | None,
+) -> None:
+    """The preconditions of ``commit_version`` (see the port), inside its transaction."""
+    stored = conn.execute(
+        "SELECT tenant, current_version, deleted, revision FROM sources"
+        " WHERE tenant = %s AND source_id = %s",
+        (source.tenant, source.source_id),
+    ).fetchone()
+    if stored is not None and stored[2]:
+        raise VersionConflict(f"source {source.source_id} is not writable")
+    if stored is not None and stored[3] != source.revision:
+        # Its ACL, place or metadata changed after the ingest read it: decide again.
+        raise VersionConflict(f"source {source.source_id} changed since it was read")
+    if version.version != (stored[1] if stored else 0) + 1:
+        raise VersionConflict(f"source {source.source_id} has a newer version")
+    if unique_in is not None and any(
+        other.source_id != source.source_id and unique_in.allows(other)
+        for other in map(
+            source_from_row, _matching(conn, source.tenant, version.content_sha256, "")
+        )
+    ):
+        raise VersionConflict("another source holds this content now")
+
+
+def _metadata(source: Source) -> tuple[object, ...]:
+    """A source's editable columns, in the order both writes name them."""
+    return (
+        source.title,
+        json.dumps(list(source.authors)),
+        source.year,
+        json.dumps(list(source.tags)),
+        json.dumps(sorted(source.acl_groups)),
+        source.canonical_url,
+        source.origin,
+    )
