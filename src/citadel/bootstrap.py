@@ -41,12 +41,14 @@ from citadel.app.ingest import IngestService
 from citadel.app.library import LibraryService
 from citadel.app.ports import (
     AnswerGenerator,
+    AuditLog,
     ChunkStore,
     DocumentParser,
     DocumentReader,
     Embedder,
     Retrieval,
     SourceRegistry,
+    UserStore,
 )
 from citadel.app.ports.support import SupportChecker
 from citadel.app.reindex import ReindexService
@@ -66,6 +68,9 @@ if TYPE_CHECKING:
     import grpc
 
     from citadel.adapters.grpc.clients import GrpcAnswerClient, GrpcRetrievalClient
+    from citadel.adapters.postgres.library import PostgresLibrary
+
+    _Library = SqliteLibrary | PostgresLibrary
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,13 +126,7 @@ def build(
     ``serving``: a long-running server, which builds a missing HNSW index in the
     background (searching exactly meanwhile) rather than in its first search.
     """
-    library = SqliteLibrary(
-        settings.db_path,
-        weights=settings.bm25_weights,
-        max_term_share=settings.max_term_share,
-        hnsw_min_vectors=settings.hnsw_min_vectors,
-        hnsw_background=serving,
-    )
+    library, users, audit_log = _stores(settings, serving)
     clock = SystemClock()
     chosen_embedder = embedder or _embedder(settings)
     vectors = library if chosen_embedder is not None else None
@@ -143,9 +142,6 @@ def build(
     chosen = generator or _generator(settings, chosen_embedder)
     policy = _link_policy(settings)
     metrics = PrometheusMetrics()
-    # The audit chain's key is a file beside viewer.key, never in the database: split
-    # mode's services and the HTTP edge share CITADEL_HOME, so they share the key.
-    audit_log = SqliteAuditLog(library.database, key_file=settings.home / "audit.key")
     checker = support_checker()
     audit = AuditService(audit_log, clock, settings.limits, support=checker, chunks=library)
     viewer = ViewerSigner(_viewer_secret(settings))
@@ -165,7 +161,7 @@ def build(
         documents=FileDocuments(default_parsers(settings), max_file_bytes=settings.max_file_bytes),
         reindex=ReindexService(library, chosen_embedder),
         library=LibraryService(library, library),
-        users=UserService(SqliteUsers(library.database), clock),
+        users=UserService(users, clock),
         search=search,
         answer=AnswerService(
             retrieval or search,
@@ -187,6 +183,33 @@ def build(
         chunks=library,
         closers=(search, library) if retrieval is None else (retrieval, search, library),
     )
+
+
+def _stores(settings: Settings, serving: bool) -> tuple[_Library, UserStore, AuditLog]:
+    """The library, the user store and the audit log on the database ``CITADEL_DB`` names:
+    a SQLite file (the default) or PostgreSQL. The audit chain's key is a file beside
+    viewer.key, never in the database: split mode's services and the HTTP edge share
+    CITADEL_HOME, so they share the key (as do several servers on one PostgreSQL)."""
+    key_file = settings.home / "audit.key"
+    if settings.postgres_url is not None:
+        from citadel.adapters.postgres.audit import PostgresAuditLog
+        from citadel.adapters.postgres.library import PostgresLibrary
+        from citadel.adapters.postgres.users import PostgresUsers
+
+        shared = PostgresLibrary(
+            settings.postgres_url,
+            weights=settings.bm25_weights,
+            max_term_share=settings.max_term_share,
+        )
+        return shared, PostgresUsers(shared.database), PostgresAuditLog(shared.database, key_file)
+    library = SqliteLibrary(
+        settings.db_path,
+        weights=settings.bm25_weights,
+        max_term_share=settings.max_term_share,
+        hnsw_min_vectors=settings.hnsw_min_vectors,
+        hnsw_background=serving,
+    )
+    return library, SqliteUsers(library.database), SqliteAuditLog(library.database, key_file)
 
 
 def support_checker() -> SupportChecker:

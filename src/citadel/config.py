@@ -17,7 +17,7 @@ from citadel.domain.errors import InvalidValue
 from citadel.domain.fusion import FusionPolicy
 from citadel.domain.limits import Limits
 from citadel.domain.secrets import SecretStr
-from citadel.setting_kinds import ConfigError
+from citadel.setting_kinds import ConfigError, is_postgres_url
 from citadel.settings_table import (
     COOKIE_SECURITY,
     EMBEDDERS,
@@ -101,6 +101,11 @@ class Settings:
     @property
     def db_path(self) -> Path:
         return Path(self.db) if self.db else self.home / "citadel.db"
+
+    @property
+    def postgres_url(self) -> str | None:
+        """The PostgreSQL database ``CITADEL_DB`` names, or None (a SQLite file)."""
+        return self.db if is_postgres_url(self.db) else None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:

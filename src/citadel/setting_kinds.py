@@ -18,6 +18,8 @@ from typing import Protocol
 
 from citadel.domain.secrets import SecretStr
 
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
 
 class ConfigError(ValueError):
     """A setting is missing or malformed; the message names the variable."""
@@ -181,23 +183,37 @@ class Secret:
 
 
 @dataclass(frozen=True, slots=True)
-class SqlitePath:
-    """A SQLite file path. A URL (``postgresql://…``, named in ARCHITECTURE.md for
-    scale-out) is refused: there is no such adapter yet, and as a path it would
-    quietly become a directory named after the scheme."""
+class DatabaseLocation:
+    """A SQLite file path, or a ``postgresql://`` (``postgres://``) URL. Any other URL is
+    refused: as a path it would quietly become a directory named after the scheme."""
 
     def parse(self, name: str, raw: str) -> str:
         value = raw.strip()
         if "://" in value:
             scheme = value.split("://", 1)[0]
-            raise ConfigError(
-                f"{name}: {scheme}:// databases are not supported yet; give the path of a"
-                " SQLite file (or leave it unset for $CITADEL_HOME/citadel.db)"
-            )
+            if scheme.lower() not in POSTGRES_SCHEMES:
+                raise ConfigError(
+                    f"{name}: {scheme}:// databases are not supported; give a postgresql://"
+                    " URL or the path of a SQLite file (or leave it unset for"
+                    " $CITADEL_HOME/citadel.db)"
+                )
         return value
 
     def show(self, value: object) -> str:
-        return _plain(value)
+        text = str(value)
+        if "://" in text and "@" in text:
+            # Never a password: postgresql://user:secret@host/db shows user:***.
+            scheme, rest = text.split("://", 1)
+            credentials, host = rest.rsplit("@", 1)
+            if ":" in credentials:
+                credentials = credentials.split(":", 1)[0] + ":***"
+            text = f"{scheme}://{credentials}@{host}"
+        return _plain(text)
+
+
+def is_postgres_url(value: str) -> bool:
+    """Whether a ``DatabaseLocation`` value names a PostgreSQL database."""
+    return "://" in value and value.split("://", 1)[0].lower() in POSTGRES_SCHEMES
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,13 +28,13 @@ from citadel.domain.secrets import SecretStr
 from citadel.setting_kinds import (
     Addresses,
     Choice,
+    DatabaseLocation,
     Directory,
     Integer,
     Number,
     OptionalFile,
     Secret,
     Setting,
-    SqlitePath,
     Text,
     Weights,
     ZeroOrOne,
@@ -56,9 +56,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "CITADEL_DB",
         "db",
-        SqlitePath(),
+        DatabaseLocation(),
         "",
-        "SQLite database path (a `postgresql://` URL is refused: no PostgreSQL adapter yet)",
+        "SQLite database path, or a `postgresql://` URL (PostgreSQL with pgvector, which"
+        " several servers may share: docs/postgres.md)",
         shown="`$CITADEL_HOME/citadel.db`",
     ),
     Setting(

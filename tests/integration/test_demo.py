@@ -93,7 +93,7 @@ def test_a_library_from_an_older_citadel_gets_a_clear_way_out(
     shown = io.StringIO()
     assert demo.run_demo(tmp_path / "other", Console(file=shown, width=200)) == 2
     assert "has schema 1" in shown.getvalue() and "delete" not in shown.getvalue()
-    monkeypatch.setenv("CITADEL_DB", "postgresql://u@localhost/citadel")
+    monkeypatch.setenv("CITADEL_DB", "mysql://u@localhost/citadel")
     shown = io.StringIO()
     assert demo.run_demo(home, Console(file=shown, width=200)) == 2
     assert "configuration error" in shown.getvalue() and "Library:" not in shown.getvalue()

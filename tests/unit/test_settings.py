@@ -22,23 +22,36 @@ def test_the_database_defaults_to_the_home_and_takes_a_sqlite_path() -> None:
     assert Settings.from_env({"CITADEL_DB": " lib/x.db "}).db_path == Path("lib/x.db")
 
 
-@pytest.mark.parametrize(
-    "url", ["postgresql://u@localhost/citadel", "postgres://db/x", "sqlite:///x.db"]
-)
-def test_a_database_url_is_refused_not_taken_for_a_path(url: str) -> None:
+@pytest.mark.parametrize("url", ["sqlite:///x.db", "mysql://u@localhost/citadel"])
+def test_a_database_url_other_than_postgresql_is_refused_not_taken_for_a_path(url: str) -> None:
     scheme = url.split("://", maxsplit=1)[0]
     with pytest.raises(ConfigError, match=f"CITADEL_DB: {scheme}:// databases are not supported"):
         Settings.from_env({"CITADEL_DB": url})
+
+
+@pytest.mark.parametrize(
+    "url", ["postgresql://u@localhost/citadel", "postgres://db/x", "PostgreSQL://u@/x?host=/s"]
+)
+def test_a_postgresql_url_names_the_database(url: str) -> None:
+    assert Settings.from_env({"CITADEL_DB": f" {url} "}).postgres_url == url
+    assert Settings.from_env({"CITADEL_DB": "lib/x.db"}).postgres_url is None
+    assert Settings.from_env({}).postgres_url is None
+
+
+def test_a_postgresql_url_is_shown_without_its_password() -> None:
+    shown = setting("CITADEL_DB").kind.show("postgresql://citadel:s3cret@db.example:5432/lib")
+    assert "s3cret" not in shown
+    assert "citadel:***@db.example:5432/lib" in shown
 
 
 def test_the_cli_refuses_a_database_url_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    env = {"CITADEL_DB": "postgresql://u@localhost/citadel", "CITADEL_HOME": str(tmp_path / "h")}
+    env = {"CITADEL_DB": "mysql://u@localhost/citadel", "CITADEL_HOME": str(tmp_path / "h")}
     outcome = CliRunner().invoke(app, ["search", "anything"], env=env)
     assert outcome.exit_code == 2
-    assert "postgresql:// databases are not supported yet" in outcome.stderr
+    assert "mysql:// databases are not supported" in outcome.stderr
     assert list(tmp_path.iterdir()) == []
 
 
