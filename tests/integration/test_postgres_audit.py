@@ -14,13 +14,14 @@ import multiprocessing
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
 import pytest
 
 from citadel.adapters.postgres.audit import APPEND_LOCK, PostgresAuditLog
-from citadel.adapters.postgres.database import Database
+from citadel.adapters.postgres.database import Connection, Database
 from citadel.adapters.postgres.users import PostgresUsers
 from citadel.app.audit import AuditService
 from citadel.domain.audit_chain import GENESIS, UntrustedHead, record_mac
@@ -200,6 +201,48 @@ def test_the_key_is_not_stored_in_the_database(log: PostgresAuditLog, postgres_u
             for value in row
         )
     assert secret.hex() not in stored
+
+
+class _CommitTrouble(Database):
+    """The real database, whose next write transaction fails at its commit: ``lost``,
+    the commit goes through but the client hears of it as a lost connection;
+    otherwise it fails and the transaction rolls back."""
+
+    def __init__(self, url: str, *, lost: bool) -> None:
+        super().__init__(url)
+        self.lost = lost
+        self.armed = True
+
+    @contextmanager
+    def transaction(self, *, library: bool = True) -> Iterator[Connection]:
+        with super().transaction(library=library) as conn:
+            yield conn
+            if self.armed and not self.lost:
+                self.armed = False
+                raise psycopg.OperationalError("could not commit")
+        if self.armed:
+            self.armed = False
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+
+@pytest.mark.parametrize("lost", [True, False], ids=["commit-lost", "commit-failed"])
+def test_a_first_append_whose_commit_fails_keeps_the_key_only_if_the_record_is_stored(
+    postgres_url: str, tmp_path: Path, lost: bool
+) -> None:
+    db = _CommitTrouble(postgres_url, lost=lost)
+    key_file = tmp_path / "audit.key"
+    try:
+        log = PostgresAuditLog(db, key_file)
+        with pytest.raises(psycopg.OperationalError):
+            log.append("a1", body("a1"))
+        # A key that keyed a stored record is kept (without it the record could never
+        # be verified); one that keyed nothing goes, so the next append makes the key.
+        assert key_file.exists() is lost
+        assert [e.answer_id for e in log.entries()] == (["a1"] if lost else [])
+        log.append("a2", body("a2"))
+        assert verify(log) == (True, 2 if lost else 1, ())
+    finally:
+        db.close()
 
 
 def ada() -> User:

@@ -62,16 +62,31 @@ class PostgresAuditLog:
     def append(self, answer_id: str, body: str) -> AuditEntry:
         if body_answer_id(body) != answer_id:
             raise ValueError(f"the record's body does not name answer {answer_id}")
-        made = False
+        keyed: AuditEntry | None = None  # the record, when the key was made for it
         try:
             with self._db.transaction(library=False) as conn:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK,))
                 entry, made = self._append(conn, answer_id, body)
+                keyed = entry if made else None
+            return entry
         except BaseException:
-            if made:  # the commit failed: nothing was keyed with the key made for it
+            # The commit failed, or its outcome was lost with the connection: the key made
+            # for this append goes only once the record is known not to be stored (a key
+            # removed under a committed record could never verify it again).
+            if keyed is not None and self._stored(keyed) is False:
                 self._keys.discard()
             raise
-        return entry
+
+    def _stored(self, entry: AuditEntry) -> bool | None:
+        """Whether ``entry`` is in the log; ``None`` when the database cannot say."""
+        try:
+            with self._db.read() as conn:
+                row = conn.execute(
+                    "SELECT hash FROM audit_log WHERE seq = %s", (entry.seq,)
+                ).fetchone()
+        except Exception:
+            return None
+        return row is not None and row[0] == entry.hash
 
     def _append(self, conn: Connection, answer_id: str, body: str) -> tuple[AuditEntry, bool]:
         # answer_id is UNIQUE too; asked first (under the lock) so that a second record
