@@ -87,16 +87,32 @@ def test_the_database_refuses_to_change_or_remove_a_record(
     assert verify(log) == (True, 3, ())
 
 
-def test_another_server_opening_the_database_keeps_the_table_append_only(
-    log: PostgresAuditLog, postgres_url: str, tmp_path: Path
+@pytest.mark.parametrize(
+    "undo",
+    [
+        [],
+        ["ALTER TABLE audit_log DISABLE TRIGGER USER"],
+        [
+            "DROP TRIGGER audit_log_no_change ON audit_log",
+            "DROP TRIGGER audit_log_no_truncate ON audit_log",
+        ],
+    ],
+    ids=["untouched", "disabled", "dropped"],
+)
+def test_a_server_opening_the_database_makes_the_table_append_only_again(
+    log: PostgresAuditLog, postgres_url: str, tmp_path: Path, undo: list[str]
 ) -> None:
-    again = Database(postgres_url)  # re-applies the schema, triggers included
+    with psycopg.connect(postgres_url) as raw:
+        for statement in undo:
+            raw.execute(statement.encode())
+    again = Database(postgres_url)  # re-applies the schema: the triggers, enabled
     try:
-        with (
-            psycopg.connect(postgres_url) as raw,
-            pytest.raises(psycopg.errors.InsufficientPrivilege),
-        ):
-            raw.execute("DELETE FROM audit_log WHERE seq = 1")
+        for statement in ("DELETE FROM audit_log WHERE seq = 1", "TRUNCATE audit_log"):
+            with (
+                psycopg.connect(postgres_url) as raw,
+                pytest.raises(psycopg.errors.InsufficientPrivilege),
+            ):
+                raw.execute(statement.encode())
         other = PostgresAuditLog(again, tmp_path / "audit.key")
         assert other.append("a4", body("a4")).seq == 4
         assert [e.seq for e in log.entries()] == [1, 2, 3, 4]

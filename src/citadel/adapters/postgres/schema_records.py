@@ -12,7 +12,8 @@ row by row, and a statement trigger refuses TRUNCATE (which row triggers do not
 see), whoever the connected role is — the table's owner included, to whom a REVOKE
 would not apply. Only someone who may alter the table (drop or disable the
 triggers) can change a record, and the chain's MACs make that show
-(``citadel.domain.audit_chain``).
+(``citadel.domain.audit_chain``); every server's start makes the triggers again,
+enabled (``CREATE OR REPLACE TRIGGER``), so a dropped or disabled one comes back.
 """
 
 RECORDS_DDL: tuple[str, ...] = (
