@@ -51,6 +51,9 @@ from citadel.domain.search import SearchRequest, SearchResult
 from citadel.domain.selection import select_evidence
 from citadel.domain.users import Actor
 
+SearchSeen = Callable[[SearchResult], None]
+"""Told the search result as soon as search and selection finish, before any generation."""
+
 
 @dataclass(frozen=True, slots=True)
 class AnswerRequest:
@@ -138,17 +141,30 @@ class AnswerService:
         *,
         request_id: str | None = None,
         deadline_s: float | None = None,
+        on_search: SearchSeen | None = None,
     ) -> AnswerResult:
-        """Answer for ``actor``; raises ``RequestDeadlineExceeded`` if ``deadline_s`` passes."""
+        """Answer for ``actor``; raises ``RequestDeadlineExceeded`` if ``deadline_s`` passes.
+
+        ``on_search``, if given, is called once with the search result the answer is
+        built from, as soon as search finishes and before the generator is called
+        (a streaming entrypoint shows the passages at once). It sees only what the
+        returned result holds in ``search``; nothing the generator wrote reaches the
+        caller before validation, which is this use case's, for every entrypoint."""
         request_id = request_id or self._new_id()
         try:
             async with asyncio.timeout(deadline_s):
-                return await self._answer(request, actor, request_id)
+                return await self._answer(request, actor, request_id, on_search)
         except TimeoutError as exc:
             raise RequestDeadlineExceeded("the request's deadline passed") from exc
 
-    async def _answer(self, request: AnswerRequest, actor: Actor, request_id: str) -> AnswerResult:
-        result = await self._produce(request, actor, request_id)
+    async def _answer(
+        self,
+        request: AnswerRequest,
+        actor: Actor,
+        request_id: str,
+        on_search: SearchSeen | None = None,
+    ) -> AnswerResult:
+        result = await self._produce(request, actor, request_id, on_search)
         if self._resolver is None and self._audit is None:
             self._count(result)
             return result
@@ -170,9 +186,17 @@ class AnswerService:
             if label is not None:
                 self._metrics.support(label.value)
 
-    async def _produce(self, request: AnswerRequest, actor: Actor, request_id: str) -> AnswerResult:
+    async def _produce(
+        self,
+        request: AnswerRequest,
+        actor: Actor,
+        request_id: str,
+        on_search: SearchSeen | None = None,
+    ) -> AnswerResult:
         answer_id = self._new_id()
         search, context = await self._search_and_select(request, actor)
+        if on_search is not None:
+            on_search(search)
         if not context:
             return AnswerResult(
                 answer_id=answer_id,
