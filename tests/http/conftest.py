@@ -1,20 +1,27 @@
 """An HTTP edge over a real SQLite library (hashing embedder, extractive generator).
 
 One small Markdown book is ingested per module; users of every role and
-status are registered; clients talk to the app in process.
+status are registered; clients talk to the app in process, or to a real
+uvicorn server on loopback (``serving``) where streaming is what is tested.
 """
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from citadel.app.ingest import IngestOptions
+from citadel.app.ports import AnswerGenerator
 from citadel.bootstrap import Services, build
 from citadel.config import HttpSettings, Settings
 from citadel.domain.users import Role
@@ -55,14 +62,21 @@ class Library:
     source_id: str
 
 
-def make_library(home: Path, rate: int = 10_000, **settings: object) -> Library:
+def make_library(
+    home: Path,
+    rate: int = 10_000,
+    *,
+    generator: AnswerGenerator | None = None,
+    http: HttpSettings | None = None,
+    **settings: object,
+) -> Library:
     config = Settings(
         home=home,
         embedder="hashing",
-        http=HttpSettings(rate_per_minute=rate),
+        http=http or HttpSettings(rate_per_minute=rate),
         **settings,  # type: ignore[arg-type]
     )
-    services = build(config)
+    services = build(config, generator=generator)
     book = home / "reliable.md"
     book.parent.mkdir(parents=True, exist_ok=True)
     book.write_text(BOOK, encoding="utf-8")
@@ -123,3 +137,25 @@ def sign_in(client: TestClient, library: Library, name: str) -> None:
         follow_redirects=False,
     )
     assert reply.status_code == 303, reply.text
+
+
+@contextmanager
+def serving(app: FastAPI) -> Iterator[str]:
+    """``app`` served by uvicorn on a free loopback port; yields its base URL."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.started, "uvicorn did not start"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()

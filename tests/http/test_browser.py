@@ -1,27 +1,30 @@
 """End to end in Debian's chromium, driven by playwright, against a real uvicorn server.
 
-Sign in, ask, follow a footnote to the viewer and see the cited span
-highlighted; a book whose title and passages carry script and ``javascript:``
-payloads renders inert: no dialog opens and nothing is requested from another
-origin. Screenshots go to ``test-artifacts/``.
+Sign in, ask (the passages are on the page before the answer: measured), follow
+a footnote through its route to the viewer and see the cited span highlighted,
+reload the permalink, filter by book, ask with Ctrl+Enter, dark mode, and the
+plain page with JavaScript off; a book whose title and passages carry script
+and ``javascript:`` payloads renders inert, streamed or not: no dialog opens,
+nothing is requested from another origin, no CSP violation. Screenshots go to
+``test-artifacts/``.
 """
 
 from __future__ import annotations
 
 import shutil
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from citadel.app.ingest import IngestOptions
 from citadel.entrypoints.http import create_app
 from tests.builders import operator
-from tests.http.conftest import QUESTION, SECRET, Library, make_library
+from tests.http.conftest import QUESTION, SECRET, Library, make_library, serving
+from tests.http.test_stream import Delayed
+
+PAUSE_S = 0.8
 
 pytestmark = pytest.mark.browser
 
@@ -47,7 +50,8 @@ def chromium_path() -> str:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Library]]:
-    library = make_library(tmp_path_factory.mktemp("browser"))
+    # A generator that pauses: the streamed page must show the passages before the answer.
+    library = make_library(tmp_path_factory.mktemp("browser"), generator=Delayed(PAUSE_S))
     hostile = library.home / "hostile.txt"
     hostile.write_text(HOSTILE_TEXT, encoding="utf-8")
     library.services.ingest.ingest(
@@ -55,26 +59,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Libr
         IngestOptions(title=HOSTILE_TITLE),
         actor=operator(),
     )
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        create_app(library.services, session_secret=SECRET),
-        log_config=None,
-        access_log=False,
-        lifespan="off",
-    )
-    uv = uvicorn.Server(config)
-    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not uv.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert uv.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}", library
-    uv.should_exit = True
-    thread.join(10)
-    sock.close()
+    with serving(create_app(library.services, session_secret=SECRET)) as base:
+        yield base, library
     library.services.close()
 
 
@@ -117,24 +103,70 @@ def test_sign_in_ask_follow_a_footnote_and_stay_inert(server: tuple[str, Library
             page.click("button[type=submit]")
             page.wait_for_url(f"{base}/ask")
 
+            # Streamed: the passages first, while the answer is still being checked.
             page.fill("textarea[name=question]", QUESTION)
+            started = time.perf_counter()
             page.click("#ask-form button[type=submit]")
+            page.wait_for_selector("section.evidence details.passage-item")
+            searched = time.perf_counter() - started
+            assert page.locator("section.answer[aria-busy=true]").count() == 1
+            assert page.locator("ol.footnotes li").count() == 0
+            page.screenshot(path=str(ARTIFACTS / "answer-streaming.png"), full_page=True)
             page.wait_for_selector("ol.footnotes li")
+            answered = time.perf_counter() - started
+            assert answered - searched >= PAUSE_S * 0.5, (searched, answered)
             footnote = page.locator("ol.footnotes li").first
             assert "Reliable Service Design" in footnote.inner_text()
-            assert page.locator("section.evidence blockquote").count() >= 1
+            # Collapsed evidence opens on a click (no script needed: <details>).
+            first = page.locator("details.passage-item").first
+            assert first.get_attribute("open") is None
             page.screenshot(path=str(ARTIFACTS / "answer.png"), full_page=True)
+            first.locator("summary").click()
+            assert first.get_attribute("open") is not None
+            # The address is the answer's permalink; reloading it shows the answer again.
+            page.wait_for_url(f"{base}/ask?q=**")
+            assert "q=How+does+a+retry+budget" in page.url
+            permalink = page.url
+            page.reload()
+            page.wait_for_selector("ol.footnotes li")
+            assert page.locator("textarea[name=question]").input_value() == QUESTION
 
-            footnote.locator("a.viewer-link").click()
+            # The footnote goes through its route: resolved now, signed now, opened.
+            href = page.locator("ol.footnotes a.viewer-link").first.get_attribute("href")
+            assert href is not None and href.startswith("/answers/") and "token" not in href
+            page.locator("ol.footnotes a.viewer-link").first.click()
             page.wait_for_selector("mark#cited")
+            assert "/v1/sources/" in page.url
             assert "retry budget" in page.locator("mark#cited").inner_text()
             page.screenshot(path=str(ARTIFACTS / "viewer.png"), full_page=True)
 
-            # The hostile book: its payloads show as text and do nothing.
+            # Filter by book, and ask with Ctrl+Enter.
+            page.goto(permalink)
+            page.locator("details.filters summary").click()
+            page.select_option("select[name=source]", label="Reliable Service Design")
+            # (Unfiltered, this question finds the hostile almanac too.)
+            page.fill("textarea[name=question]", "Do zephyr keepers log a retry budget?")
+            page.press("textarea[name=question]", "Control+Enter")
+            page.wait_for_url("**source=**")
+            page.wait_for_selector("section.answer:not([aria-busy])")
+            titles = page.locator("section.evidence summary .where").all_inner_texts()
+            assert titles and all(t.startswith("Reliable Service Design") for t in titles)
+
+            # Dark mode follows the system.
+            page.emulate_media(color_scheme="dark")
+            background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+            assert background == "rgb(21, 23, 28)", background
+            page.screenshot(path=str(ARTIFACTS / "answer-dark.png"), full_page=True)
+            page.emulate_media(color_scheme="light")
+
+            # The hostile book, streamed: its payloads show as text and do nothing.
             page.goto(f"{base}/ask")
             page.fill("textarea[name=question]", "What do the zephyr almanac keepers log?")
             page.click("#ask-form button[type=submit]")
-            page.wait_for_selector("section.evidence blockquote")
+            page.wait_for_selector("section.evidence details.passage-item")
+            page.wait_for_selector("section.answer:not([aria-busy])")
+            for item in page.locator("details.passage-item summary").all():
+                item.click()
             text = page.locator("main").inner_text()
             assert "<script>alert(1)</script>" in text
             assert page.locator("a[href^='javascript:']").count() == 0
@@ -150,9 +182,41 @@ def test_sign_in_ask_follow_a_footnote_and_stay_inert(server: tuple[str, Library
             page.screenshot(path=str(ARTIFACTS / "hostile-viewer.png"), full_page=True)
             page.goto(f"{base}/library")
             assert HOSTILE_TITLE in page.locator("table").inner_text()
+            page.locator("table a.source", has_text="Reliable Service Design").click()
+            page.wait_for_selector("table.sections")
+            assert "Retry Budgets" in page.locator("table.sections").inner_text()
+            page.screenshot(path=str(ARTIFACTS / "source.png"), full_page=True)
             page.wait_for_timeout(200)
         finally:
             browser.close()
     assert dialogs == []
     assert foreign == []
     assert csp_errors == []
+
+
+def test_without_javascript_the_form_answers_on_its_permalink(
+    server: tuple[str, Library],
+) -> None:
+    executable = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    base, library = server
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        try:
+            page = browser.new_context(java_script_enabled=False).new_page()
+            page.goto(f"{base}/signin")
+            page.fill("input[name=name]", "ada")
+            page.fill("input[name=token]", library.tokens["ada"])
+            page.click("button[type=submit]")
+            page.wait_for_url(f"{base}/ask")
+            page.fill("textarea[name=question]", QUESTION)
+            page.click("#ask-form button[type=submit]")
+            page.wait_for_url(f"{base}/ask?q=**")
+            assert page.locator("ol.footnotes li").count() >= 1
+            assert page.locator("details.passage-item").count() >= 1
+            page.locator("details.passage-item summary").first.click()
+            assert page.locator("details.passage-item").first.get_attribute("open") is not None
+            assert "Your recent questions" in page.locator("main").inner_text()
+        finally:
+            browser.close()

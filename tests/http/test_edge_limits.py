@@ -38,6 +38,7 @@ from tests.http.conftest import SECRET, Library, bearer, make_library
 MINIMAL: dict[str, dict[str, Any]] = {
     "/v1/search": {"query": "retry budget"},
     "/v1/answer": {"search": {"query": "retry"}},
+    "/v1/answer/stream": {"search": {"query": "retry"}},
 }
 """A valid body for each JSON operation (a new one must be added here to be tested)."""
 

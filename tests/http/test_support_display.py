@@ -14,7 +14,7 @@ from citadel.entrypoints.http import create_app
 from citadel.entrypoints.http.presenters import viewer_spans
 from tests.builders import Passage, make_chunks, operator
 from tests.http.conftest import SECRET, browser, make_library, sign_in
-from tests.http.test_web import VIEWER_HREF, ask
+from tests.http.test_web import ask, viewer_href
 
 PROSE = re.compile(r'<div class="prose">(.*?)</div>', re.S)
 
@@ -54,8 +54,7 @@ def test_each_mark_carries_its_label_and_the_viewer_marks_the_quotation(
         first = re.search(r"<p>(.*?)<sup>", prose.group(1), re.S)
         assert first is not None
         quoted = _words(first.group(1))
-        href = html.unescape(VIEWER_HREF.search(page).group(1))  # type: ignore[union-attr]
-        viewer = c.get(href)
+        viewer = c.get(viewer_href(c, page))
         assert viewer.status_code == 200
         marked = re.search(r'<mark id="cited">(.*?)</mark>', viewer.text, re.S)
         assert marked is not None

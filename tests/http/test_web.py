@@ -28,12 +28,13 @@ from citadel.domain.answer import (
 from citadel.domain.search import SearchResult
 from citadel.domain.users import Role
 from citadel.entrypoints.http import create_app
+from citadel.entrypoints.http.ask_query import AskQuery
 from citadel.entrypoints.http.pages import environment
 from citadel.entrypoints.http.presenters import answer_view
 from tests.builders import make_evidence, operator
 from tests.http.conftest import QUESTION, SECRET, Library, browser, csrf_of, sign_in
 
-VIEWER_HREF = re.compile(r'href="(/v1/sources/[^"]+)"')
+FOOTNOTE_HREF = re.compile(r'class="viewer-link" href="(/answers/[^"]+)"')
 
 
 def ask(client: TestClient, question: str = QUESTION) -> str:
@@ -41,6 +42,16 @@ def ask(client: TestClient, question: str = QUESTION) -> str:
     reply = client.post("/ask", data={"question": question, "csrf_token": token})
     assert reply.status_code == 200, reply.text
     return reply.text
+
+
+def viewer_href(client: TestClient, page: str) -> str:
+    """The signed viewer link the page's first footnote opens (through its route)."""
+    route = html.unescape(FOOTNOTE_HREF.search(page).group(1))  # type: ignore[union-attr]
+    reply = client.get(route, follow_redirects=False)
+    assert reply.status_code == 303, reply.text
+    location: str = reply.headers["location"]
+    assert location.startswith("/v1/sources/")
+    return location
 
 
 def test_pages_need_a_session(app: FastAPI) -> None:
@@ -134,7 +145,7 @@ def test_ask_shows_footnotes_with_viewer_links_and_the_passages(
         assert "Reliable Service Design" in page
         assert 'class="footnotes"' in page and 'href="#fn-1"' in page
         assert "Evidence passages" in page and "retry budget caps" in page
-        href = html.unescape(VIEWER_HREF.search(page).group(1))  # type: ignore[union-attr]
+        href = viewer_href(c, page)
         viewer = c.get(href)
         assert viewer.status_code == 200
         assert viewer.headers["Cache-Control"] == "no-store"
@@ -148,7 +159,7 @@ def test_the_viewer_refuses_other_readers_altered_links_and_revoked_access(
 ) -> None:
     with browser(app) as c:
         sign_in(c, library, "ada")
-        href = html.unescape(VIEWER_HREF.search(ask(c)).group(1))  # type: ignore[union-attr]
+        href = viewer_href(c, ask(c))
         other_chunk = re.sub(r"chunk=[^&]+", "chunk=other", href)
         assert c.get(other_chunk).status_code == 403
         tampered = href[:-3] + ("AAA" if not href.endswith("AAA") else "BBB")
@@ -426,10 +437,29 @@ def test_each_link_state_renders_as_a_link_only_from_the_resolver() -> None:
     page = (
         environment()
         .get_template("ask.html")
-        .render(csrf_token="t", user="ada", question="q", view=answer_view(result), error=None)
+        .render(
+            csrf_token="t",
+            user="ada",
+            query=AskQuery("q"),
+            view=answer_view(result),
+            permalink="/ask?q=q",
+            error=None,
+            recent=[],
+            books=[],
+            tags=[],
+        )
     )
-    assert '<a href="https://docs.example.org/b" rel="noopener noreferrer" target="_blank">' in page
-    assert 'href="/v1/sources/s/versions/1/view?chunk=c&amp;token=t"' in page
+    # Every footnote with a link goes through its route, which resolves it again when
+    # clicked; only the resolver's two shapes of link get one at all.
+    assert (
+        '<a class="source-link" href="/answers/a1/citations/E1" rel="noopener noreferrer"'
+        ' target="_blank">' in page
+    )
+    assert 'class="viewer-link" href="/answers/a1/citations/E2"' in page
+    assert 'href="/answers/a1/citations/E3"' in page
+    for ref in ("E4", "E5", "E6", "E7", "E8"):
+        assert f"/answers/a1/citations/{ref}" not in page
+    assert "/v1/sources/" not in page and "token=" not in page
     assert "the source has changed since this answer" in page
     assert "no link available" in page
     assert "you may not see this source" in page

@@ -15,12 +15,13 @@ from typing import Annotated, Any, TypeVar
 from fastapi import APIRouter, Depends
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
 from citadel.entrypoints.http.auth import ApiActor, Librarian, edge
 from citadel.entrypoints.http.bodies import body_doc, json_body
 from citadel.entrypoints.http.presenters import source_view
 from citadel.entrypoints.http.schemas import AnswerBody, SearchBody
+from citadel.entrypoints.http.streaming import EventShapes, answer_events, event_stream
 from citadel.entrypoints.http.uploads import MULTIPART_SCHEMA, receive_upload
 from citadel.entrypoints.present.shapes import (
     answer_json,
@@ -75,6 +76,42 @@ async def answer(request: Request, actor: ApiActor, body: AnswerJson) -> dict[st
         deadline_s=services.settings.http.deadline_s,
     )
     return answer_json(result)
+
+
+STREAM_SHAPES = EventShapes(search=search_json, final=answer_json)
+"""The stream's events carry the API's own bodies: ``answer``/``degraded`` is /v1/answer's."""
+
+
+@router.post(
+    "/answer/stream",
+    response_class=StreamingResponse,
+    responses={
+        **_JSON_ERRORS,
+        200: {
+            "description": (
+                "Server-sent events: `search` (the results, as soon as search finishes),"
+                " then `answer` (the validated answer whole, the /v1/answer body) or"
+                " `degraded` (the same body, with the reason), then `done`; `error`"
+                " before `done` when the deadline passes. Nothing the generator wrote is"
+                " sent before it is validated."
+            ),
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        },
+    },
+    openapi_extra=body_doc(AnswerBody),
+)
+async def answer_stream(request: Request, actor: ApiActor, body: AnswerJson) -> Response:
+    """The answer as an event stream: the search results at once, the proven answer whole."""
+    state = edge(request)
+    events = answer_events(
+        state.answering,
+        body.domain(),
+        actor,
+        STREAM_SHAPES,
+        request_id=request.state.request_id,
+        deadline_s=state.services.settings.http.deadline_s,
+    )
+    return event_stream(events)
 
 
 @router.get("/answers/{answer_id}/citations/{ref}", responses={**_ERRORS, 404: {}})

@@ -14,7 +14,15 @@ from starlette.staticfiles import StaticFiles
 from citadel.app.answer import Answering
 from citadel.bootstrap import Services
 from citadel.config import HttpSettings
-from citadel.entrypoints.http import api, handlers, uploads, viewer, web
+from citadel.entrypoints.http import (
+    api,
+    asking,
+    handlers,
+    library_pages,
+    uploads,
+    viewer,
+    web,
+)
 from citadel.entrypoints.http.auth import Edge
 from citadel.entrypoints.http.bodies import documented
 from citadel.entrypoints.http.observability import request_context
@@ -57,6 +65,9 @@ def create_app(
     app.include_router(viewer.router)
     app.include_router(api.ops)
     app.include_router(web.router)
+    app.include_router(asking.router)
+    app.include_router(library_pages.router)
+    app.add_api_route("/favicon.ico", favicon, include_in_schema=False)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     documented(app, api.BODIES)
 
@@ -73,6 +84,14 @@ def create_app(
         return await request_context(request, guarded)
 
     return app
+
+
+def favicon() -> Response:
+    """Browsers ask for /favicon.ico whatever the page says: the same drawn SVG."""
+    body = (STATIC / "favicon.svg").read_bytes()
+    return Response(
+        body, media_type="image/svg+xml", headers={"Cache-Control": "public, max-age=86400"}
+    )
 
 
 def server_options(http: HttpSettings) -> dict[str, Any]:

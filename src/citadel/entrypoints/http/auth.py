@@ -22,6 +22,7 @@ from citadel.app.errors import AppError, Forbidden, Unauthenticated
 from citadel.bootstrap import Services
 from citadel.domain.users import Actor, Role
 from citadel.entrypoints.http.errors import RateLimited, SignInRequired
+from citadel.entrypoints.http.recent import RecentQuestions
 from citadel.entrypoints.http.security import (
     SESSION_COOKIE,
     RateLimiter,
@@ -60,6 +61,8 @@ class Edge:
     recent_ingests: dict[str, list[RecentIngest]] = field(default_factory=dict)
     counting: threading.Lock = field(default_factory=threading.Lock)
     """Held while /readyz counts vector coverage: one count at a time, however many probes."""
+    questions: RecentQuestions = field(default_factory=RecentQuestions)
+    """Each reader's recent questions on the ask page (this process only)."""
 
     @property
     def revoked(self) -> RevokedSessions:

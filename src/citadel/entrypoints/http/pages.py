@@ -1,6 +1,7 @@
 """Server-rendered pages: one Jinja2 environment with autoescaping on, and the CSRF token.
 
-Templates never mark text safe; the only script is ``/static/app.js``.
+Templates never mark text safe; the only script is ``/static/app.js``. Fragments
+(``fragment``) are the same templates' parts, for the streamed ask page.
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ def csrf_token(request: Request) -> str:
     fresh: str = getattr(request.state, "new_csrf", "") or state.sessions.anonymous_csrf()
     request.state.new_csrf = fresh
     return fresh
+
+
+def fragment(template: str, **context: Any) -> str:
+    """A part of a page (the answer, the evidence), rendered as the page renders it: the
+    streamed ask page inserts exactly what the plain page would have shown."""
+    return environment().get_template(template).render(**context)
 
 
 def page(

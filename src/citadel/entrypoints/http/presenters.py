@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from citadel.domain.answer import AnswerResult, Citation, DegradedReason, LinkState
 from citadel.domain.document import Chunk
 from citadel.domain.search import Evidence
 from citadel.domain.source import Source
 from citadel.domain.users import Actor, Role
+from citadel.entrypoints.present.blocks import Block, lead, passage_blocks
 from citadel.entrypoints.present.labels import (
     LIMITED_NOTE,
     chapter_label,
@@ -91,7 +93,20 @@ class Footnote:
     state: str
     label: str
     href: str | None
+    """The footnote's route (``footnote_href``) when the resolver gave a link, else None."""
     external: bool
+    support: str = ""
+    """The support label of the first segment citing it (``verbatim``…), or empty."""
+
+    @property
+    def support_title(self) -> str:
+        return SUPPORT_WORDS.get(self.support, "")
+
+
+def footnote_href(answer_id: str, ref: str) -> str:
+    """The route a footnote opens: it resolves the citation again for the reader when
+    clicked and redirects to a freshly signed link, so it never expires on the page."""
+    return f"/answers/{quote(answer_id, safe='')}/citations/{quote(ref, safe='')}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +128,14 @@ class Sentence:
     notes: tuple[Mark, ...]
 
     @property
+    def blocks(self) -> tuple[Block, ...]:
+        """The segment as prose and code (a quoted code line or block keeps its lines)."""
+        return passage_blocks(self.text)
+
+    @property
     def code(self) -> bool:
-        """A segment of several lines (a quoted code block): shown with its line breaks."""
-        return "\n" in self.text
+        """The segment quotes code: shown as blocks, with its line breaks."""
+        return any(block.code for block in self.blocks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +144,10 @@ class Passage:
     where: str
     score: str
     text: str
+    blocks: tuple[Block, ...] = ()
+    """The text as prose paragraphs and code blocks (``passage_blocks``)."""
+    lead: str = ""
+    """The first words, shown while the passage is collapsed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,8 +200,9 @@ def answer_view(result: AnswerResult) -> AnswerView:
                             where=where(citation),
                             state=citation.link_state.value,
                             label=LINK_WORDS[citation.link_state],
-                            href=href,
+                            href=footnote_href(result.answer_id, citation.ref) if href else None,
                             external=external,
+                            support=support_mark(citation),
                         )
                     )
                 if all(m.number != numbers[key] for m in marks):
@@ -205,6 +230,8 @@ def passages(results: Sequence[Evidence]) -> tuple[Passage, ...]:
             ),
             score=f"{e.score:.2f}",
             text=e.passage,
+            blocks=passage_blocks(e.passage),
+            lead=lead(e.passage),
         )
         for rank, e in enumerate(results, start=1)
     )

@@ -1,7 +1,8 @@
-"""The web UI: sign in, ask, the library. Forms post back here with a CSRF token.
+"""The web UI's sessions: sign in and out, and what every page's forms rely on.
 
-The pages call the same use cases as the API; a browser without a session is
-sent to the sign-in form.
+Forms post back with a CSRF token (``check_csrf``). The pages call the same use
+cases as the API; a browser without a session is sent to the sign-in form. The
+ask page is ``asking``, the library's pages ``library_pages``.
 """
 
 from __future__ import annotations
@@ -13,12 +14,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from citadel.app.answer import AnswerRequest
-from citadel.app.errors import Forbidden, IngestError, Unauthenticated, UserDisabled
-from citadel.domain.search import SearchRequest
-from citadel.domain.users import Actor, Role
+from citadel.app.errors import Unauthenticated, UserDisabled
+from citadel.domain.users import Actor
 from citadel.entrypoints.http.auth import (
-    RecentIngest,
     authenticate_token,
     browser_actor,
     edge,
@@ -26,7 +24,6 @@ from citadel.entrypoints.http.auth import (
 )
 from citadel.entrypoints.http.errors import CsrfRefused, RateLimited, SignInRequired
 from citadel.entrypoints.http.pages import page
-from citadel.entrypoints.http.presenters import answer_view, source_view
 from citadel.entrypoints.http.security import (
     CSRF_COOKIE,
     CSRF_FIELD,
@@ -34,11 +31,8 @@ from citadel.entrypoints.http.security import (
     csrf_matches,
     set_cookie,
 )
-from citadel.entrypoints.http.uploads import OPTION_FIELDS, ingest_upload, received, spool_root
 
 router = APIRouter(include_in_schema=False)
-
-MAX_QUESTION = 2000
 
 
 def signed_in(request: Request) -> Actor:
@@ -111,83 +105,10 @@ async def signout(request: Request) -> Response:
     check_csrf(request, fields.get(CSRF_FIELD))
     session = session_of(request)
     if session is not None:
+        actor = browser_actor(request)
+        if actor is not None:
+            edge(request).questions.forget(actor.tenant, actor.user_id)
         edge(request).revoked.revoke(session)
     response = RedirectResponse("/signin", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response
-
-
-@router.get("/ask")
-def ask_form(request: Request, actor: Reader) -> Response:
-    return page(request, "ask.html", question="", view=None, error=None)
-
-
-@router.post("/ask")
-async def ask(request: Request, actor: Reader) -> Response:
-    fields = await form_fields(request)
-    check_csrf(request, fields.get(CSRF_FIELD))
-    question = fields.get("question", "").strip()
-    if not question or len(question) > MAX_QUESTION:
-        return page(
-            request,
-            "ask.html",
-            422,
-            question=question[:MAX_QUESTION],
-            view=None,
-            error=f"Ask a question of 1 to {MAX_QUESTION} characters.",
-        )
-    services = edge(request).services
-    result = await edge(request).answering.answer(
-        AnswerRequest(SearchRequest(query=question, limit=20)),
-        actor,
-        request_id=request.state.request_id,
-        deadline_s=services.settings.http.deadline_s,
-    )
-    return page(request, "ask.html", question=question, view=answer_view(result), error=None)
-
-
-def _library(request: Request, actor: Actor, status: int = 200, **notes: str | None) -> Response:
-    state = edge(request)
-    sources = state.services.library.list(actor)
-    return page(
-        request,
-        "library.html",
-        status,
-        sources=[source_view(s, actor) for s in sources],
-        # The same access rule as the listing: uploads of sources shown above, and one's own.
-        recent=state.recent_for(actor, {s.source_id for s in sources}),
-        may_upload=actor.role in {Role.LIBRARIAN, Role.ADMIN},
-        max_bytes=state.services.settings.max_file_bytes,
-        message=notes.get("message"),
-        error=notes.get("error"),
-    )
-
-
-@router.get("/library")
-def library(request: Request, actor: Reader) -> Response:
-    return _library(request, actor)
-
-
-@router.post("/library")
-async def upload(request: Request, actor: Reader) -> Response:
-    if actor.role not in {Role.LIBRARIAN, Role.ADMIN}:
-        raise Forbidden("only librarians and admins add sources")
-    state = edge(request)
-    allowed = (*OPTION_FIELDS, CSRF_FIELD)
-    limit = state.services.settings.max_file_bytes
-    async with received(request, limit, allowed, spool_root(state.services)) as file:
-        check_csrf(request, file.fields.pop(CSRF_FIELD, None))
-        try:
-            report = await run_in_threadpool(ingest_upload, state.services, file, actor)
-        except IngestError as exc:
-            state.remember(actor.tenant, RecentIngest(actor.user_id, exc.path, "failed", str(exc)))
-            return _library(request, actor, 422, error=str(exc))
-    detail = (
-        f"source {report.source_id} v{report.version}: {report.pages} pages,"
-        f" {report.sections} sections, {report.chunks} chunks"
-    )
-    state.remember(
-        actor.tenant,
-        RecentIngest(actor.user_id, report.path, report.status, detail, report.source_id),
-    )
-    return _library(request, actor, message=f"{report.status}: {report.title} ({detail})")

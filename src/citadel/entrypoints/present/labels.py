@@ -51,3 +51,19 @@ def support_mark(citation: Citation) -> str:
 
 
 LIMITED_NOTE = "Limited answer: segments the cited passages did not support were removed."
+
+
+_UNITS = ("KiB", "MiB", "GiB", "TiB")
+
+
+def human_bytes(size: int) -> str:
+    """``536870912`` → ``512 MiB``, ``1536`` → ``1.5 KiB``, ``900`` → ``900 bytes``."""
+    if size < 1024:
+        return f"{size} byte" if size == 1 else f"{size} bytes"
+    value = size / 1024
+    power = 0
+    while value >= 1024 and power < len(_UNITS) - 1:
+        value /= 1024
+        power += 1
+    text = f"{value:.1f}".removesuffix(".0")
+    return f"{text} {_UNITS[power]}"

@@ -1,0 +1,139 @@
+"""The library's pages: the list of sources, uploads, and one page per source.
+
+A source's page shows its versions (ingest date, pages, sections, chunks), the
+current version's sections with their chunk counts, and — for librarians and
+admins, who may change it — who may read it. (Deleting and re-uploading from
+that page are not built yet; ``may_manage`` is where they belong.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from fastapi import APIRouter
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from citadel.app.errors import Forbidden, IngestError, NotFound
+from citadel.domain.document import Chunk
+from citadel.domain.users import Actor, Role
+from citadel.entrypoints.http.auth import RecentIngest, edge
+from citadel.entrypoints.http.pages import page
+from citadel.entrypoints.http.presenters import source_view
+from citadel.entrypoints.http.security import CSRF_FIELD
+from citadel.entrypoints.http.uploads import OPTION_FIELDS, ingest_upload, received, spool_root
+from citadel.entrypoints.http.web import Reader, check_csrf
+from citadel.entrypoints.present.labels import human_bytes
+
+router = APIRouter(include_in_schema=False)
+
+MANAGERS = frozenset({Role.LIBRARIAN, Role.ADMIN})
+
+
+def source_href(source_id: str) -> str:
+    return f"/library/{quote(source_id, safe='')}"
+
+
+@dataclass(frozen=True, slots=True)
+class SectionRow:
+    heading: str
+    depth: int
+    chunks: int
+    pages: str
+
+
+def section_rows(chunks: Sequence[Chunk]) -> list[SectionRow]:
+    """Each section of a version in reading order, with its chunks and printed pages."""
+    rows: list[tuple[tuple[str, ...], int, str, str]] = []
+    for chunk in chunks:
+        path = tuple(chunk.section_path)
+        first = chunk.page_label_start or ""
+        last = chunk.page_label_end or first
+        if rows and rows[-1][0] == path:
+            key, count, start, _ = rows[-1]
+            rows[-1] = (key, count + 1, start or first, last or rows[-1][3])
+        else:
+            rows.append((path, 1, first, last))
+    return [
+        SectionRow(
+            heading=path[-1] if path else "(before the first heading)",
+            depth=max(len(path) - 1, 0),
+            chunks=count,
+            pages=start if not end or end == start else f"{start}–{end}",
+        )
+        for path, count, start, end in rows
+    ]
+
+
+def _library(request: Request, actor: Actor, status: int = 200, **notes: str | None) -> Response:
+    state = edge(request)
+    sources = state.services.library.list(actor)
+    return page(
+        request,
+        "library.html",
+        status,
+        sources=[{**source_view(s, actor), "href": source_href(s.source_id)} for s in sources],
+        # The same access rule as the listing: uploads of sources shown above, and one's own.
+        recent=state.recent_for(actor, {s.source_id for s in sources}),
+        may_upload=actor.role in MANAGERS,
+        max_size=human_bytes(state.services.settings.max_file_bytes),
+        message=notes.get("message"),
+        error=notes.get("error"),
+    )
+
+
+@router.get("/library")
+def library(request: Request, actor: Reader) -> Response:
+    return _library(request, actor)
+
+
+@router.post("/library")
+async def upload(request: Request, actor: Reader) -> Response:
+    if actor.role not in MANAGERS:
+        raise Forbidden("only librarians and admins add sources")
+    state = edge(request)
+    allowed = (*OPTION_FIELDS, CSRF_FIELD)
+    limit = state.services.settings.max_file_bytes
+    async with received(request, limit, allowed, spool_root(state.services)) as file:
+        check_csrf(request, file.fields.pop(CSRF_FIELD, None))
+        try:
+            report = await run_in_threadpool(ingest_upload, state.services, file, actor)
+        except IngestError as exc:
+            state.remember(actor.tenant, RecentIngest(actor.user_id, exc.path, "failed", str(exc)))
+            return _library(request, actor, 422, error=str(exc))
+    detail = (
+        f"source {report.source_id} v{report.version}: {report.pages} pages,"
+        f" {report.sections} sections, {report.chunks} chunks"
+    )
+    state.remember(
+        actor.tenant,
+        RecentIngest(actor.user_id, report.path, report.status, detail, report.source_id),
+    )
+    return _library(request, actor, message=f"{report.status}: {report.title} ({detail})")
+
+
+@router.get("/library/{source_id}")
+def source_page(source_id: str, request: Request, actor: Reader) -> Response:
+    """One source the reader may read: its versions, sections and chunk count."""
+    services = edge(request).services
+    details = services.library.show(source_id, actor)
+    source = details.source
+    versions = sorted(details.versions, key=lambda v: v.version, reverse=True)
+    current = next((v for v in versions if v.version == source.current_version), None)
+    try:
+        sections = section_rows(services.library.chunks(source_id, actor))
+    except NotFound:
+        sections = []  # the current version's text is past retention
+    return page(
+        request,
+        "source.html",
+        source=source_view(source, actor),
+        versions=versions,
+        current=current,
+        first_ingested=min((v.created_at for v in versions), default=""),
+        sections=sections,
+        may_manage=actor.role in MANAGERS,
+    )
