@@ -29,6 +29,13 @@ from citadel.domain.search import SearchRequest
 from citadel.domain.users import Actor, Role
 from citadel.entrypoints.cli.admin import audit_app, sources_app, users_app
 from citadel.entrypoints.cli.evaluation import eval_app
+from citadel.entrypoints.cli.filters import (
+    SourceOption,
+    TagOption,
+    YearFromOption,
+    YearToOption,
+    search_filters,
+)
 from citadel.entrypoints.cli.reindex import missing_vectors_warning, reindex_line, run_reindex
 from citadel.entrypoints.cli.serve import certs_app, serve, serve_grpc
 from citadel.entrypoints.cli.support import (
@@ -219,16 +226,23 @@ def _warn_missing_vectors(services: Services) -> None:
 def search(
     query: Annotated[str, typer.Argument(help="What to look for (plain text).")],
     limit: Annotated[int, typer.Option(min=1, max=100, help="How many results.")] = 10,
+    source: SourceOption = None,
+    tag: TagOption = None,
+    year_from: YearFromOption = None,
+    year_to: YearToOption = None,
     json_out: JsonFlag = False,
     home: HomeOption = None,
     as_user: AsOption = None,
 ) -> None:
     """Search the library; results never depend on a generator."""
+    filters = search_filters(source, tag, year_from, year_to)
     with open_services(home) as services:
         actor = actor_for(services, as_user)
         _warn_missing_vectors(services)
         try:
-            result = services.search.search(SearchRequest(query=query, limit=limit), actor)
+            result = services.search.search(
+                SearchRequest(query=query, limit=limit, filters=filters), actor
+            )
         except AppError as exc:
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from exc
@@ -251,11 +265,16 @@ def ask(
         float, typer.Option(min=0.0, max=1.0, help="Score floor for evidence, in [0, 1].")
     ] = 0.0,
     limit: Annotated[int, typer.Option(min=1, max=50, help="Search results to consider.")] = 20,
+    source: SourceOption = None,
+    tag: TagOption = None,
+    year_from: YearFromOption = None,
+    year_to: YearToOption = None,
     json_out: JsonFlag = False,
     home: HomeOption = None,
     as_user: AsOption = None,
 ) -> None:
     """Answer from the library with footnoted, application-proven citations."""
+    filters = search_filters(source, tag, year_from, year_to)
     with open_services(home, generator) as services:
         actor = actor_for(services, as_user)
         _warn_missing_vectors(services)
@@ -263,7 +282,8 @@ def ask(
             result = asyncio.run(
                 services.answer.answer(
                     AnswerRequest(
-                        SearchRequest(query=question, limit=limit), minimum_evidence_score
+                        SearchRequest(query=question, limit=limit, filters=filters),
+                        minimum_evidence_score,
                     ),
                     actor,
                 )
