@@ -84,54 +84,54 @@ def insert_chunks(
     source: Source,
     chunks: Sequence[Chunk],
     embed_keys: Sequence[str] | None,
+    rowids: Sequence[int],
 ) -> None:
-    """Each chunk's row (which says its source's tenant) and its lexical row."""
+    """Each chunk's row (which says its source's tenant) and its lexical row, under the
+    given rowids (ascending; from ``chunk_rowids``). Batched statements, not COPY, so
+    that a pipelined transaction sends them without waiting (``registry.py``)."""
     if not chunks:
         return
-    rowids = sorted(
-        row[0]
-        for row in conn.execute(
-            "SELECT nextval('chunk_rowids') FROM generate_series(1, %s)", (len(chunks),)
-        ).fetchall()
-    )
     with conn.cursor() as cursor:
-        with cursor.copy(
-            "COPY chunks(rowid, chunk_id, tenant, source_id, version, ordinal, text, sha256,"
-            " section_path, chapter, section, page_start, page_end, page_label_start,"
+        cursor.executemany(
+            "INSERT INTO chunks(rowid, chunk_id, tenant, source_id, version, ordinal, text,"
+            " sha256, section_path, chapter, section, page_start, page_end, page_label_start,"
             " page_label_end, char_start, char_end, location, section_key, embed_key)"
-            " FROM STDIN"
-        ) as copy:
-            for index, chunk in enumerate(chunks):
-                copy.write_row(
-                    (
-                        rowids[index],
-                        chunk.chunk_id,
-                        source.tenant,
-                        chunk.source_id,
-                        chunk.version,
-                        chunk.ordinal,
-                        _text(chunk.text),
-                        chunk.sha256,
-                        json.dumps(list(chunk.section_path), ensure_ascii=False),
-                        _text(chunk.chapter),
-                        _text(chunk.section),
-                        chunk.page_start,
-                        chunk.page_end,
-                        chunk.page_label_start,
-                        chunk.page_label_end,
-                        chunk.char_start,
-                        chunk.char_end,
-                        chunk.location,
-                        _text(section_key(chunk.section_path)),
-                        embed_keys[index] if embed_keys is not None else None,
-                    )
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+            " %s, %s)",
+            [
+                (
+                    rowids[index],
+                    chunk.chunk_id,
+                    source.tenant,
+                    chunk.source_id,
+                    chunk.version,
+                    chunk.ordinal,
+                    _text(chunk.text),
+                    chunk.sha256,
+                    json.dumps(list(chunk.section_path), ensure_ascii=False),
+                    _text(chunk.chapter),
+                    _text(chunk.section),
+                    chunk.page_start,
+                    chunk.page_end,
+                    chunk.page_label_start,
+                    chunk.page_label_end,
+                    chunk.char_start,
+                    chunk.char_end,
+                    chunk.location,
+                    _text(section_key(chunk.section_path)),
+                    embed_keys[index] if embed_keys is not None else None,
                 )
-        tokens = lexical_tokens(source, chunks)
-        with cursor.copy(
-            "COPY lexical(rowid, tenant, title, headings, body, access) FROM STDIN"
-        ) as copy:
-            for rowid, columns in zip(rowids, tokens, strict=True):
-                copy.write_row((rowid, source.tenant, *columns))
+                for index, chunk in enumerate(chunks)
+            ],
+        )
+        cursor.executemany(
+            "INSERT INTO lexical(rowid, tenant, title, headings, body, access)"
+            " VALUES (%s, %s, %s, %s, %s, %s)",
+            [
+                (rowid, source.tenant, *columns)
+                for rowid, columns in zip(rowids, lexical_tokens(source, chunks), strict=True)
+            ],
+        )
 
 
 def retitle(conn: Connection, source: Source) -> None:

@@ -1,13 +1,14 @@
 """The PostgreSQL database: a connection pool, transactions, the schema and a generation.
 
 The same discipline as the SQLite ``Database``, for any number of servers on one
-database: ``read()`` lends a pooled connection inside one transaction (with
-``snapshot=True``, one snapshot for every statement in the block); ``transaction()`` is
-one write transaction, committed whole or rolled back. A library write (``library=True``, the default) first bumps the
-generation row in ``meta``: the row lock serialises library writers across every
-server, as SQLite's single writer does, and the new number becomes visible with the
-commit, which lets each server's in-memory indexes notice any server's change.
-``library=False`` is for writes no library cache derives from (users, the audit log).
+database: ``read()`` lends a pooled connection for reads (``snapshot=True``: one
+REPEATABLE READ transaction, one snapshot for every statement in the block);
+``transaction()`` is one write transaction, committed whole or rolled back. A
+library write (``library=True``, the default) first bumps the generation row in
+``meta``: the row lock serialises library writers across every server, as SQLite's
+single writer does, and the new number becomes visible with the commit, which lets
+each server's in-memory indexes notice any server's change. ``library=False`` is
+for writes no library cache derives from (users, the audit log).
 
 On open the schema is created or upgraded (``schema.py``; the record tables are in
 ``schema_records.py``) under an advisory lock, so servers starting together agree.
@@ -16,7 +17,7 @@ On open the schema is created or upgraded (``schema.py``; the record tables are 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -29,6 +30,7 @@ from citadel.adapters.postgres.vectors import register_vector
 from citadel.app.errors import AppError
 
 Connection = psycopg.Connection[tuple[Any, ...]]
+Cursor = psycopg.Cursor[tuple[Any, ...]]
 
 # Any fixed number: servers opening the same database take it before touching the schema.
 _SCHEMA_LOCK = 0x63_69_74_61_64_65_6C  # "citadel"
@@ -121,22 +123,33 @@ class Database:
 
     @contextmanager
     def read(self, *, snapshot: bool = False) -> Iterator[Connection]:
-        """A pooled connection inside one transaction; ``snapshot``: REPEATABLE READ, so
-        every statement in the block sees the same committed state (reading an index)."""
-        with self._pool.connection() as conn, conn.transaction():
-            if snapshot:
+        """A pooled connection for reads; ``snapshot``: one REPEATABLE READ transaction, so
+        every statement in the block sees the same committed state (reading an index).
+        Without it each statement sees what was committed when it began."""
+        with self._pool.connection() as conn:
+            if not snapshot:
+                # Autocommit: each statement is atomic, with no BEGIN and COMMIT to wait for.
+                yield conn
+                return
+            with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            yield conn
+                yield conn
 
     @contextmanager
-    def transaction(self, *, library: bool = True) -> Iterator[Connection]:
+    def transaction(self, *, library: bool = True, pipeline: bool = False) -> Iterator[Connection]:
         """One write transaction; a library write bumps the generation in it first.
 
         Bumping first takes the generation row's lock, so library writes from every
         server run one at a time (and a compare-and-swap inside one sees the rows
-        the previous writer committed).
+        the previous writer committed). ``pipeline``: statements are sent without
+        waiting for each result (psycopg's pipeline mode; a fetch waits for what it
+        needs, ``rowcount`` needs ``conn.pipeline().sync()`` first, COPY is refused).
         """
-        with self._pool.connection() as conn, conn.transaction():
+        with (
+            self._pool.connection() as conn,
+            conn.pipeline() if pipeline else nullcontext(),
+            conn.transaction(),
+        ):
             if library:
                 conn.execute(
                     "UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'generation'"

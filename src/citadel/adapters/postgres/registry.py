@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from citadel.adapters.postgres.chunks import insert_chunks, retitle
-from citadel.adapters.postgres.database import Connection, Database
+from citadel.adapters.postgres.database import Connection, Cursor, Database
 from citadel.adapters.postgres.embeddings import insert_vectors
 from citadel.adapters.storage.rows import SOURCE_COLUMNS, source_from_row
 from citadel.app.errors import VersionConflict
@@ -41,7 +41,8 @@ class PostgresRegistry:
         self, tenant: str, *, content_sha256: str = "", origin: str = ""
     ) -> Sequence[Source]:
         with self._db.read() as conn:
-            rows = _matching(conn, tenant, content_sha256, origin)
+            found = _matching(conn, tenant, content_sha256, origin)
+            rows = found.fetchall() if found is not None else []
         return [source_from_row(row) for row in rows]
 
     def versions(self, tenant: str, source_id: str) -> Sequence[SourceVersion]:
@@ -107,8 +108,30 @@ class PostgresRegistry:
     ) -> None:
         if vectors is not None and len(vectors.keys) != len(chunks):
             raise ValueError("one vector key per chunk")
-        with self._db.transaction() as conn:
-            _check_commit(conn, source, version, unique_in)
+        # Pipelined: the reads the checks need go in one round trip with BEGIN and the
+        # generation's bump, the writes in another with the COMMIT.
+        with self._db.transaction(pipeline=True) as conn:
+            stored = conn.execute(
+                "SELECT tenant, current_version, deleted, revision FROM sources"
+                " WHERE tenant = %s AND source_id = %s",
+                (source.tenant, source.source_id),
+            )
+            others = (
+                _matching(conn, source.tenant, version.content_sha256, "")
+                if unique_in is not None
+                else None
+            )
+            allocated = conn.execute(
+                "SELECT nextval('chunk_rowids') FROM generate_series(1, %s)", (len(chunks),)
+            )
+            _check_commit(
+                source,
+                version,
+                unique_in,
+                stored.fetchone(),
+                [] if others is None else others.fetchall(),
+            )
+            rowids = sorted(int(row[0]) for row in allocated.fetchall())
             conn.execute(
                 "INSERT INTO sources(source_id, tenant, title, authors, year, tags, acl_groups,"
                 " canonical_url, origin, current_version, deleted)"
@@ -146,7 +169,8 @@ class PostgresRegistry:
             )
             if vectors is not None:
                 insert_vectors(conn, vectors.model, vectors.keys, vectors.matrix)
-            insert_chunks(conn, source, chunks, vectors.keys if vectors is not None else None)
+            keys = vectors.keys if vectors is not None else None
+            insert_chunks(conn, source, chunks, keys, rowids)
 
     def update(self, source: Source) -> None:
         with self._db.transaction() as conn:
@@ -190,7 +214,19 @@ class PostgresRegistry:
 
     def prune(self, tenant: str, source_id: str, keep: int) -> int:
         key = (tenant, source_id)
-        with self._db.transaction() as conn:
+        # Most calls (one after every ingest) find nothing to drop: asked first without a
+        # write, they cost one round trip and leave the generation (and every server's
+        # search indexes) alone. A version committed after this read is pruned by its
+        # committer's own call.
+        with self._db.read() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM source_versions"
+                " WHERE tenant = %s AND source_id = %s AND retained",
+                key,
+            ).fetchone()
+        if row is None or int(row[0]) <= max(keep, 1):
+            return 0
+        with self._db.transaction(pipeline=True) as conn:
             rows = conn.execute(
                 "SELECT version FROM source_versions"
                 " WHERE tenant = %s AND source_id = %s AND retained ORDER BY version DESC",
@@ -215,9 +251,9 @@ class PostgresRegistry:
         return len(dropped)
 
 
-def _matching(
-    conn: Connection, tenant: str, content_sha256: str, origin: str
-) -> list[tuple[Any, ...]]:
+def _matching(conn: Connection, tenant: str, content_sha256: str, origin: str) -> Cursor | None:
+    """The live sources whose current version has ``content_sha256`` (or whose origin is
+    ``origin``), as a cursor to fetch from (a pipelined caller fetches later)."""
     if content_sha256:
         return conn.execute(
             f"SELECT {SOURCE_COLUMNS} FROM sources s JOIN source_versions v"
@@ -226,29 +262,26 @@ def _matching(
             " WHERE s.tenant = %s AND NOT s.deleted AND v.content_sha256 = %s"
             ' ORDER BY s.source_id COLLATE "C"',
             (tenant, content_sha256),
-        ).fetchall()
+        )
     if origin:
         return conn.execute(
             f"SELECT {SOURCE_COLUMNS} FROM sources s"
             " WHERE s.tenant = %s AND NOT s.deleted AND s.origin = %s"
             ' ORDER BY s.source_id COLLATE "C"',
             (tenant, origin),
-        ).fetchall()
-    return []
+        )
+    return None
 
 
 def _check_commit(
-    conn: Connection,
     source: Source,
     version: SourceVersion,
     unique_in: AccessScope | None,
+    stored: tuple[Any, ...] | None,
+    others: Sequence[tuple[Any, ...]],
 ) -> None:
-    """The preconditions of ``commit_version`` (see the port), inside its transaction."""
-    stored = conn.execute(
-        "SELECT tenant, current_version, deleted, revision FROM sources"
-        " WHERE tenant = %s AND source_id = %s",
-        (source.tenant, source.source_id),
-    ).fetchone()
+    """The preconditions of ``commit_version`` (see the port), on what its transaction
+    read: the stored source row and the live sources holding the version's content."""
     if stored is not None and stored[2]:
         raise VersionConflict(f"source {source.source_id} is not writable")
     if stored is not None and stored[3] != source.revision:
@@ -258,9 +291,7 @@ def _check_commit(
         raise VersionConflict(f"source {source.source_id} has a newer version")
     if unique_in is not None and any(
         other.source_id != source.source_id and unique_in.allows(other)
-        for other in map(
-            source_from_row, _matching(conn, source.tenant, version.content_sha256, "")
-        )
+        for other in map(source_from_row, others)
     ):
         raise VersionConflict("another source holds this content now")
 

@@ -54,7 +54,10 @@ def run_retrieval_evaluation(
         where = home or Path(scratch)
         # Deep result lists: Recall@100 needs 100 documents, and documents can span chunks.
         limits = replace(settings.limits, max_results=1000)
-        services = build(replace(settings, home=where, db="", limits=limits))
+        # A PostgreSQL CITADEL_DB is kept (the library is ingested into it); a SQLite
+        # path is not: the library goes to the evaluation's home.
+        db = settings.db if settings.postgres_url else ""
+        services = build(replace(settings, home=where, db=db, limits=limits))
         try:
             with progress_bar(console) as progress:
                 tasks: dict[str, TaskID] = {}
