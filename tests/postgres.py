@@ -5,7 +5,7 @@ in a temporary data directory, listening only on a unix socket in a directory it
 PostgreSQL refuses to run as root: as root, ``initdb`` and ``pg_ctl`` run as the
 ``postgres`` system user through ``runuser`` (the user is made if missing; ``nobody``
 otherwise). Each test gets a database of its own, copied from a template that already
-has the ``vector`` extension, so tests never see each other's rows.
+has the ``vector`` extension and citadel's schema, so tests never see each other's rows.
 
 ``CITADEL_TEST_PG_URL`` points the tests at an external server instead (its user must
 be allowed to CREATE DATABASE). Where no server can start, the tests that need one skip
@@ -95,9 +95,13 @@ class Server:
         self._admin(f"CREATE DATABASE {TEMPLATE}")
         with psycopg.connect(self.url(TEMPLATE), autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        # citadel's schema too, so that opening a fresh copy only checks it.
+        from citadel.adapters.postgres.database import Database
+
+        Database(self.url(TEMPLATE)).close()
 
     def fresh_database(self) -> str:
-        """The URL of a new, empty database (with the vector extension)."""
+        """The URL of a new database with citadel's schema and no rows."""
         self._count += 1
         name = f"t{os.getpid()}_{self._count}_{secrets.token_hex(3)}"
         self._admin(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE} STRATEGY FILE_COPY")

@@ -35,7 +35,7 @@ Cursor = psycopg.Cursor[tuple[Any, ...]]
 # Any fixed number: servers opening the same database take it before touching the schema.
 _SCHEMA_LOCK = 0x63_69_74_61_64_65_6C  # "citadel"
 DEFAULT_POOL_SIZE = 8
-DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_TIMEOUT_S = 10.0
 
 
 def _configure(conn: Connection) -> None:
@@ -109,8 +109,8 @@ class Database:
             for version in range(found + 1, SCHEMA_VERSION + 1):
                 for statement in MIGRATIONS.get(version, ()):
                     conn.execute(statement.encode())
-            for statement in (*LIBRARY_DDL, *RECORDS_DDL):
-                conn.execute(statement.encode())
+            # One round trip: without parameters, several statements go as one query.
+            conn.execute(";\n".join((*LIBRARY_DDL, *RECORDS_DDL)).encode())
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES ('schema_version', %s)"
                 " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
