@@ -200,6 +200,7 @@ def _stores(settings: Settings, serving: bool) -> tuple[_Library, UserStore, Aud
             settings.postgres_url,
             weights=settings.bm25_weights,
             max_term_share=settings.max_term_share,
+            hnsw_min_vectors=settings.hnsw_min_vectors,
         )
         return shared, PostgresUsers(shared.database), PostgresAuditLog(shared.database, key_file)
     library = SqliteLibrary(

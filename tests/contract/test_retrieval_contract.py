@@ -40,10 +40,14 @@ class Library(SourceRegistry, ChunkStore, LexicalIndex, VectorIndex, Protocol):
     """Both adapters implement all four ports in one object."""
 
 
-@pytest.fixture(params=["sqlite", "sqlite-hnsw", "postgresql", "memory"])
+@pytest.fixture(params=["sqlite", "sqlite-hnsw", "postgresql", "postgresql-hnsw", "memory"])
 def library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Library]:
-    if request.param == "postgresql":
-        postgres = PostgresLibrary(request.getfixturevalue("postgres_url"))
+    if request.param.startswith("postgresql"):
+        # postgresql-hnsw asks pgvector's HNSW index for candidates from the first vector.
+        postgres = PostgresLibrary(
+            request.getfixturevalue("postgres_url"),
+            hnsw_min_vectors=1 if request.param == "postgresql-hnsw" else 0,
+        )
         yield postgres
         postgres.close()
         return

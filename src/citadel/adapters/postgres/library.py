@@ -4,9 +4,10 @@
 PostgreSQL database that any number of citadel servers share, by delegating:
 ``registry.py`` for sources and versions, ``chunks.py`` for chunk rows and their
 lexical tokens, ``embeddings.py`` for stored vectors (pgvector), ``lexical.py`` for
-BM25 and ``dense.py`` for the vector matrix. Each server keeps its search indexes
-in memory and reads them again when the database's generation moves (a write by
-any server). See ``database.py`` for the pool and the transaction rules.
+BM25, ``dense.py`` for the vector matrix and ``hnsw.py`` for pgvector's HNSW
+index. Each server keeps its search indexes in memory and reads them again when
+the database's generation moves (a write by any server). See ``database.py`` for
+the pool and the transaction rules.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 from citadel.adapters.postgres.chunks import PostgresChunks
 from citadel.adapters.postgres.database import DEFAULT_POOL_SIZE, Database
-from citadel.adapters.postgres.dense import PostgresDense
+from citadel.adapters.postgres.dense import DEFAULT_MIN_VECTORS, PostgresDense
 from citadel.adapters.postgres.embeddings import PostgresEmbeddings
 from citadel.adapters.postgres.lexical import (
     DEFAULT_MAX_TERM_SHARE,
@@ -46,11 +47,14 @@ class PostgresLibrary:
         *,
         weights: tuple[float, float, float] = DEFAULT_WEIGHTS,
         max_term_share: float = DEFAULT_MAX_TERM_SHARE,
+        hnsw_min_vectors: int = DEFAULT_MIN_VECTORS,
         pool_size: int = DEFAULT_POOL_SIZE,
     ) -> None:
+        """``hnsw_min_vectors``: from this many current vectors, dense search asks
+        pgvector's HNSW index for candidates (0: always exact; see ``hnsw.py``)."""
         self._db = Database(url, pool_size=pool_size)
         self._lexical = PostgresLexical(self._db, weights=weights, max_term_share=max_term_share)
-        self._dense = PostgresDense(self._db)
+        self._dense = PostgresDense(self._db, hnsw_min_vectors=hnsw_min_vectors)
         self._registry = PostgresRegistry(self._db)
         self._chunks = PostgresChunks(self._db)
         self._embeddings = PostgresEmbeddings(self._db)

@@ -1,0 +1,146 @@
+"""Dense search on PostgreSQL through pgvector's HNSW index against the exact search.
+
+As ``tests/contract/test_hnsw_search.py`` asks of SQLite's hnswlib index: the graph
+must find nearly what the exact search finds, with exact scores, and never return a
+row the scope or filters exclude, even the nearest one; below the threshold the
+search is exact.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+
+from citadel.adapters.postgres.hnsw import PgvectorIndex, index_name
+from citadel.adapters.postgres.library import PostgresLibrary
+from citadel.domain.search import SearchFilters
+from citadel.domain.source import AccessScope
+from tests.contract.test_hnsw_search import (
+    ACME,
+    DIMENSION,
+    EVERYTHING,
+    MODEL,
+    Shelf,
+    put,
+    queries,
+    source,
+    unit,
+)
+from tests.contract.test_hnsw_search import admitted as admits
+from tests.contract.test_hnsw_search import search as dense
+
+SOURCES = 12
+PER_SOURCE = 50
+
+
+@pytest.fixture
+def shelf(postgres_url: str) -> tuple[str, Shelf]:
+    shelf = Shelf(path=None, vectors={}, source_of={})  # type: ignore[arg-type]
+    library = PostgresLibrary(postgres_url, hnsw_min_vectors=0)
+    rng = np.random.default_rng(5)
+    for index in (*range(SOURCES - 2), 20, 21):  # 20, 21: tenant "other"
+        put(library, shelf, source(index), 1, unit(rng, PER_SOURCE))  # type: ignore[arg-type]
+    library.close()
+    return postgres_url, shelf
+
+
+@pytest.fixture
+def graph_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many keys each search got from the HNSW index."""
+    calls: list[int] = []
+    original = PgvectorIndex.nearest_keys
+
+    def spy(self: PgvectorIndex, *args: Any, **kwargs: Any) -> list[str]:
+        found = original(self, *args, **kwargs)
+        calls.append(len(found))
+        return found
+
+    monkeypatch.setattr(PgvectorIndex, "nearest_keys", spy)
+    return calls
+
+
+def test_the_graph_finds_what_exact_search_finds(
+    shelf: tuple[str, Shelf], graph_calls: list[int]
+) -> None:
+    url, stored = shelf
+    exact = PostgresLibrary(url, hnsw_min_vectors=0)
+    graph = PostgresLibrary(url, hnsw_min_vectors=100)
+    try:
+        found = total = 0
+        for q in queries(30):
+            want = dense(exact, q)  # type: ignore[arg-type]
+            got = dense(graph, q)  # type: ignore[arg-type]
+            found += len({h.chunk_id for h in want} & {h.chunk_id for h in got})
+            total += len(want)
+            assert all(h.score == pytest.approx(float(stored.vectors[h.chunk_id] @ q)) for h in got)
+            assert [h.score for h in got] == sorted((h.score for h in got), reverse=True)
+        assert found / total >= 0.95
+        assert len(graph_calls) == 30 and all(n >= 10 for n in graph_calls)
+    finally:
+        exact.close()
+        graph.close()
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = %s",
+            (index_name(MODEL, DIMENSION),),
+        ).fetchone()
+        assert row is not None and "hnsw" in row[0] and "vector_cosine_ops" in row[0]
+        plan = conn.execute(
+            f"EXPLAIN SELECT key FROM embeddings WHERE model = '{MODEL}'"
+            f" ORDER BY vector::vector({DIMENSION}) <=> %s::vector({DIMENSION}) LIMIT 10",
+            (str(queries(1)[0].tolist()),),
+        ).fetchall()
+        assert index_name(MODEL, DIMENSION) in " ".join(r[0] for r in plan)
+
+
+@pytest.mark.parametrize(
+    ("scope", "filters"),
+    [
+        (ACME, EVERYTHING),
+        (AccessScope("acme", frozenset({"secret"})), EVERYTHING),
+        (ACME, SearchFilters(tags_any=frozenset({"even"}))),
+        (ACME, SearchFilters(year_min=2002, year_max=2003)),
+        (ACME, SearchFilters(section_prefix=("Chapter 1",))),
+        (AccessScope("other", frozenset()), EVERYTHING),  # few rows: exact
+    ],
+)
+def test_scope_and_filters_hold_even_for_the_nearest_row(
+    shelf: tuple[str, Shelf], scope: AccessScope, filters: SearchFilters
+) -> None:
+    url, stored = shelf
+    exact = PostgresLibrary(url, hnsw_min_vectors=0)
+    graph = PostgresLibrary(url, hnsw_min_vectors=100)
+    try:
+        found = total = 0
+        for chunk in list(stored.vectors)[::37]:
+            target = stored.vectors[chunk]
+            got = dense(graph, target, scope, filters)  # type: ignore[arg-type]
+            want = dense(exact, target, scope, filters)  # type: ignore[arg-type]
+            assert all(admits(stored, h.chunk_id, scope, filters) for h in got)
+            if not admits(stored, chunk, scope, filters):
+                assert chunk not in {h.chunk_id for h in got}
+            found += len({h.chunk_id for h in want} & {h.chunk_id for h in got})
+            total += len(want)
+            assert len(got) == len(want)
+        assert found / max(total, 1) >= 0.95
+    finally:
+        exact.close()
+        graph.close()
+
+
+def test_below_the_threshold_the_search_is_exact(
+    shelf: tuple[str, Shelf], graph_calls: list[int]
+) -> None:
+    url, _ = shelf
+    exact = PostgresLibrary(url, hnsw_min_vectors=0)
+    high = PostgresLibrary(url, hnsw_min_vectors=10_000)
+    try:
+        for q in queries(5):
+            assert dense(high, q) == dense(exact, q)  # type: ignore[arg-type]
+        assert graph_calls == []
+    finally:
+        exact.close()
+        high.close()
