@@ -10,13 +10,13 @@ import functools
 import re
 import unicodedata
 
-_WHITESPACE = re.compile(r"\s+")
-
 # Categories a displayed answer may never contain: controls (newline aside),
 # format characters (bidi overrides, zero-width, BOM, ...), surrogates,
 # private use, unassigned code points and noncharacters (U+FFFE, U+FFFF), and
 # the Unicode line/paragraph separators.
 _FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+# The ASCII characters among them (all Cc): C0 controls but the newline, and DEL.
+_ASCII_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
 
 # Anything a renderer could turn into a link: a scheme, a "www." host, or a
 # scheme-less protocol-relative URL.
@@ -28,7 +28,9 @@ _URL = re.compile(
 
 def normalise_passage(text: str) -> str:
     """The form two passages are compared in when removing duplicates."""
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
+    # Whitespace runs as one space, none at the ends (str.split's whitespace is the
+    # regex's \s: the same as a substitution, without one per run).
+    return " ".join(unicodedata.normalize("NFKC", text).split()).casefold()
 
 
 def utf8_size(text: str) -> int:
@@ -47,6 +49,9 @@ def is_valid_utf8(text: str) -> bool:
 
 def forbidden_character(text: str) -> str | None:
     """The first control or format character in ``text`` (newline allowed), if any."""
+    if text.isascii():  # of ASCII, only the controls are forbidden: one regex pass
+        found = _ASCII_CONTROL.search(text)
+        return found.group() if found is not None else None
     for char in text:
         if char == "\n":
             continue
@@ -56,10 +61,20 @@ def forbidden_character(text: str) -> str | None:
 
 
 def contains_url(text: str) -> bool:
+    # Each form of _URL holds a ":", a "//" or a "www" (in any case; only "W" and "w"
+    # match "w" ignoring case): text with none of them skips the costlier regex.
+    if ":" not in text and "//" not in text and "www" not in text.lower():
+        return False
     return _URL.search(text) is not None
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+# A sentence stop: ".", "!" or "?", closing quotes or brackets, whitespace, and what
+# may open the next sentence. (Starting at the stop itself, not after it, lets the
+# regex engine skip to the next stop character instead of trying every position.)
+_SENTENCE_STOP = re.compile(r"[.!?][\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+# The same when the text holds no "!" or "?" (most passages): a literal first character
+# is searched for much faster than a class of three.
+_PERIOD_STOP = re.compile(r"\.[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _ABBREVIATIONS = frozenset(
     {
         "e.g.",
@@ -87,6 +102,7 @@ _ABBREVIATIONS = frozenset(
         "refs.",
     }
 )
+_LONGEST_ABBREVIATION = max(map(len, _ABBREVIATIONS))
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
@@ -96,50 +112,69 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     are frequent in technical prose ("e.g.", "Fig. 3", "J. Smith"), and it
     ends a sentence at a short line without closing punctuation — a heading,
     a caption or a line of code — so those never glue onto the next sentence.
+
+    One pass of the stop regex over the whole text: a stop whose whitespace runs
+    past the end of its standalone run (see :func:`_run_ends`) is no stop, as if
+    each run were split alone.
     """
     spans: list[tuple[int, int]] = []
-    for run_start, run_end in _standalone_runs(text):
-        run = text[run_start:run_end]
-        spans.extend((run_start + s, run_start + e) for s, e in _prose_sentences(run))
+    runs = iter(_run_ends(text))
+    run_end = next(runs, 0)
+    start = 0  # where the current sentence starts
+    stops = _SENTENCE_STOP if "!" in text or "?" in text else _PERIOD_STOP
+    for match in stops.finditer(text):
+        end = match.start() + 1  # right after the stop character
+        while end > run_end:  # the stop lies in a later run: close this one
+            _close_run(text, start, run_end, spans)
+            start = run_end
+            run_end = next(runs)
+        after = match.end()
+        if after >= run_end:
+            continue  # the next sentence would start in the next run: no stop here
+        # The word before the stop, if it is short enough to be an abbreviation (case
+        # folding never shortens a word, so only that many characters are read).
+        low = max(start, end - _LONGEST_ABBREVIATION - 1)
+        window = text[low:end]
+        word = window.rsplit(None, 1)[-1]
+        if len(word) < len(window) or low == start:
+            word = word.casefold()
+            if word in _ABBREVIATIONS or (len(word) == 2 and word[0].isalpha()):
+                continue  # "e.g.", "Fig.", an initial: no stop
+        spans.append((start, end))
+        start = after
+    while run_end:
+        _close_run(text, start, run_end, spans)
+        start = run_end
+        run_end = next(runs, 0)
     return spans
+
+
+def _close_run(text: str, start: int, run_end: int, spans: list[tuple[int, int]]) -> None:
+    """The run's last sentence, unterminated, up to its trailing whitespace."""
+    tail = text[start:run_end].rstrip()
+    if tail:
+        spans.append((start, start + len(tail)))
 
 
 _SHORT_LINE = 60
 
 
-def _standalone_runs(text: str) -> list[tuple[int, int]]:
-    """Cut ``text`` after every short line that does not end in sentence punctuation."""
-    runs: list[tuple[int, int]] = []
-    start = 0
+def _run_ends(text: str) -> list[int]:
+    """Where the standalone runs of ``text`` end: after every short line that does not
+    end in sentence punctuation (a heading, a caption, a line of code), and at the end."""
+    lines = text.splitlines(keepends=True)
+    if len(lines) <= 1:
+        return [len(text)] if text else []
+    ends: list[int] = []
     position = 0
-    for line in text.splitlines(keepends=True):
-        end = position + len(line)
+    size = len(text)
+    for line in lines:
+        position += len(line)
         body = line.strip()
-        if body and len(body) <= _SHORT_LINE and body[-1] not in ".,;:!?" and end < len(text):
-            runs.append((start, end))
-            start = end
-        position = end
-    if start < len(text):
-        runs.append((start, len(text)))
-    return runs
-
-
-def _prose_sentences(text: str) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for match in _SENTENCE_END.finditer(text):
-        end = match.start()
-        last_word = (
-            text[start:end].rsplit(None, 1)[-1].casefold() if text[start:end].strip() else ""
-        )
-        if last_word in _ABBREVIATIONS or (len(last_word) == 2 and last_word[0].isalpha()):
-            continue
-        if text[start:end].strip():
-            spans.append((start, end))
-        start = match.end()
-    if text[start:].strip():
-        spans.append((start, len(text.rstrip())))
-    return spans
+        if body and len(body) <= _SHORT_LINE and body[-1] not in ".,;:!?" and position < size:
+            ends.append(position)
+    ends.append(size)
+    return ends
 
 
 _WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)

@@ -26,6 +26,7 @@ import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -65,8 +66,7 @@ class Weights:
     """Units embedded per answer at most: the best by words and search rank."""
 
 
-@dataclass(frozen=True, slots=True)
-class Choice:
+class Choice(NamedTuple):
     passage: int
     """Position of the passage in the evidence (0 is search's best)."""
     unit: Unit
@@ -115,12 +115,16 @@ def choose(
     if not candidates:
         return []
     wanted = unit_terms(question)
-    df = Counter(t for c in candidates for t in c.unit.terms & wanted)
+    df: Counter[str] = Counter()
+    for candidate in candidates:
+        df.update(candidate.unit.terms & wanted)
     idf = {t: math.log(1 + len(candidates) / df[t]) for t in df}
     total = sum(idf.values())
+    weight = idf.__getitem__
 
     def coverage(found: frozenset[str]) -> float:
-        return sum(idf[t] for t in found & idf.keys()) / total if total else 0.0
+        # The same additions in the same order as a generator would make them.
+        return sum(map(weight, found & idf.keys())) / total if total else 0.0
 
     lexical = [coverage(c.unit.terms) for c in candidates]
     heading_score = [coverage(unit_terms(h)) for h in headings]
@@ -131,21 +135,32 @@ def choose(
     embedded = order[: weights.max_embedded]
     dense = _dense(question, [candidates[i].unit.text for i in embedded], vectors)
     unit_score = lexical
-    similar: dict[tuple[int, int], float] = {}
+    similar = _Similarity(None, {})
     if dense is not None:
         unit_vectors, unit_cosines = dense
         share = weights.dense
         unit_score = [-1.0] * len(candidates)  # a unit not read closely is never quoted
         for slot, index in enumerate(embedded):
             unit_score[index] = (1 - share) * lexical[index] + share * float(unit_cosines[slot])
-        matrix = unit_vectors @ unit_vectors.T
-        similar = {
-            (a, b): float(matrix[x, y])
-            for x, a in enumerate(embedded)
-            for y, b in enumerate(embedded)
-            if a < b
-        }
+        slots = {index: slot for slot, index in enumerate(embedded)}
+        similar = _Similarity(unit_vectors @ unit_vectors.T, slots)
     return _pick(candidates, unit_score, heading_score, similar, shown, weights)
+
+
+class _Similarity:
+    """The cosine of two embedded units, read from their matrix only when asked."""
+
+    def __init__(self, matrix: npt.NDArray[np.float32] | None, slots: dict[int, int]) -> None:
+        self._matrix = matrix
+        self._slots = slots
+
+    def __call__(self, a: int, b: int) -> float:
+        """Of candidates ``a < b``; 0 when either was not embedded."""
+        x = self._slots.get(a)
+        y = self._slots.get(b)
+        if self._matrix is None or x is None or y is None:
+            return 0.0
+        return float(self._matrix[x, y])
 
 
 def _candidates(passages: Sequence[Sequence[Unit]]) -> list[Choice]:
@@ -180,7 +195,7 @@ def _pick(
     candidates: list[Choice],
     unit_score: list[float],
     heading_score: Sequence[float],
-    similar: dict[tuple[int, int], float],
+    similar: _Similarity,
     shown: Callable[[str], bool],
     weights: Weights,
 ) -> list[Choice]:
@@ -216,8 +231,7 @@ def _pick(
             union = len(them.unit.terms | unit.unit.terms)
             if union and len(them.unit.terms & unit.unit.terms) / union >= weights.same_words:
                 return True
-            pair = (min(index, other), max(index, other))
-            if similar.get(pair, 0.0) >= weights.same_meaning:
+            if similar(min(index, other), max(index, other)) >= weights.same_meaning:
                 return True
         return False
 

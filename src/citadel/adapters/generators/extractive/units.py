@@ -24,7 +24,7 @@ keeps its line breaks, without trailing spaces and the indentation all its lines
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from citadel.domain.text import STOPWORDS, split_sentences, stem
 
@@ -37,22 +37,32 @@ MIN_SENTENCE_WORDS = 5
 # Python (">>> ", "... "), R ("> ", "+ " continuing a line) and psql ("postgres=# ",
 # "=> ").
 _PROMPT = re.compile(r"^\s*(?:\$|%|>>>|\.\.\.|>|[\w-]*=[#>]|\([\w.-]+\)\s*\$)\s+\S")
+# Every prompt holds one of these: a passage with none has no prompt line.
+_PROMPT_MARKS = ("$", "%", ">", "...", "=#")
 _CONTINUATION = re.compile(r"^\s*\+\s+\S")
 # What makes a line of a code block read as code rather than a heading or prose: code
 # punctuation, a command-line option, an indented line, a dotted name. (Bare lower-case
 # words are not enough: "git status" reads as code, "which continues" as a cut sentence.)
 _CODE_SIGNAL = re.compile(r"[(){}\[\]=<>;|\\$`]|(?:^|\s)--?[A-Za-z]|^\s{2,}\S|::|->|\w\.\w+")
-_SENTENCE_CLOSE = re.compile(r"[.!?][\"'”’)\]]*$")
-_ELLIPSIS = re.compile(r"(?:\.\.\.|…)[\"'”’)\]]*$")
-_SENTENCE_OPEN = re.compile(r"^[\"'“‘(\[]?[A-Z0-9]")
-_INTRO_END = re.compile(r"(?:[:,]|[A-Za-z0-9)])$")
+_CLOSERS = "\"')]”’"
+"""What may follow a sentence's stop: closing quotes and brackets."""
+_STOPS = (".", "!", "?")
+_ELLIPSES = ("...", "…")
+_OPENERS = frozenset("\"'“‘([")
+_CAPITALS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+_INTRO_LAST = frozenset(":,)ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _WORDING = re.compile(r"[^\W_]+")
-_CLOSERS = frozenset("\"')]”’")
+# ASCII text's words without a regex: letters and digits lower-cased, all else a space.
+_ASCII_WORDING = bytes(
+    c + 32 if 65 <= c <= 90 else c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256)
+)
 
 
-@dataclass(frozen=True, slots=True)
-class Unit:
-    """One quotable piece of a passage: its span there and the text to show."""
+class Unit(NamedTuple):
+    """One quotable piece of a passage: its span there and the text to show.
+
+    (A named tuple rather than a frozen dataclass: as immutable, and made several
+    times faster, which counts when a passage is cut into units on the answer path.)"""
 
     start: int
     end: int
@@ -68,24 +78,70 @@ class Unit:
 def unit_terms(text: str) -> frozenset[str]:
     """The stems of ``text``'s words other than stop words (as :func:`citadel.domain.text.terms`
     makes them, but hyphenated words count as their parts)."""
-    return _terms(_WORDING.findall(text.casefold()))
+    return _terms(_words(text))
+
+
+def _words(text: str) -> list[str]:
+    """``text``'s runs of letters and digits, case-folded."""
+    if text.isascii():  # the same runs, as bytes.translate finds them (a few times faster)
+        return _ascii_folded(text).split()
+    return _WORDING.findall(text.casefold())
+
+
+def _ascii_folded(text: str) -> str:
+    """ASCII ``text`` with its letters lower-cased and every other character but digits a
+    space, at the same offsets."""
+    return text.encode("ascii").translate(_ASCII_WORDING).decode("ascii")
 
 
 def _terms(words: list[str]) -> frozenset[str]:
-    return frozenset(map(stem, set(words) - STOPWORDS))
+    # Built exactly as before the stems were memoised here (the same insertions in the
+    # same order): the choice sums over these sets, and a float sum depends on its order.
+    return frozenset(map(_STEMS.__getitem__, set(words) - STOPWORDS))
+
+
+class _Stems(dict[str, str]):
+    """Each word's stem, one dictionary look-up per word (bounded: emptied when it grows
+    past ``_STEMS_KEPT`` words)."""
+
+    def __missing__(self, word: str) -> str:
+        if len(self) >= _STEMS_KEPT:
+            self.clear()
+        found = self[word] = stem(word)
+        return found
+
+
+_STEMS_KEPT = 1 << 16
+_STEMS = _Stems()
 
 
 def _unit(start: int, end: int, text: str, *, code: bool) -> Unit:
-    words = _WORDING.findall(text.casefold())
+    words = _words(text)
     return Unit(start, end, text, code, _terms(words), " ".join(words))
 
 
-@dataclass(frozen=True, slots=True)
-class _Line:
+class _Line(NamedTuple):
     start: int
     end: int
     body: str
     code: bool
+
+
+def _closes(text: str) -> bool:
+    """Whether ``text`` ends like a sentence: a stop, then closing quotes or brackets."""
+    return text.rstrip(_CLOSERS).endswith(_STOPS)
+
+
+def _trails_off(text: str) -> bool:
+    """Whether ``text`` ends in an ellipsis (closing quotes or brackets allowed after)."""
+    return text.rstrip(_CLOSERS).endswith(_ELLIPSES)
+
+
+def _opens(text: str) -> bool:
+    """Whether ``text`` starts like a sentence: a capital or a digit, maybe after an
+    opening quote or bracket."""
+    first = text[:1]
+    return first in _CAPITALS or (first in _OPENERS and text[1:2] in _CAPITALS)
 
 
 def quotable_units(passage: str) -> list[Unit]:
@@ -130,40 +186,37 @@ def quotable_units(passage: str) -> list[Unit]:
 
 def _classify(passage: str) -> list[_Line]:
     """Every non-blank line with its span, marked code or not."""
-    lines: list[_Line] = []
+    prompts = any(mark in passage for mark in _PROMPT_MARKS)
+    marked: list[_Line] = []
+    block: list[_Line] = []  # the non-blank lines since the last blank one
     position = 0
     for raw in passage.splitlines(keepends=True):
         body = raw.rstrip("\r\n")
         if body.strip():
-            lines.append(_Line(position, position + len(body.rstrip()), body, False))
-        else:
-            lines.append(_Line(position, position, "", False))  # a blank line: a separator
+            block.append(_Line(position, position + len(body.rstrip()), body, False))
+        elif block:  # a blank line: a separator
+            marked.extend(_mark_block(block, prompts))
+            block = []
         position += len(raw)
-    marked: list[_Line] = []
-    block: list[_Line] = []
-    for line in [*lines, _Line(len(passage), len(passage), "", False)]:
-        if line.body:
-            block.append(line)
-            continue
-        marked.extend(_mark_block(block))
-        block = []
+    if block:
+        marked.extend(_mark_block(block, prompts))
     return marked
 
 
-def _mark_block(block: list[_Line]) -> list[_Line]:
-    if not block:
-        return []
-    whole = all(_code_like(line.body) for line in block) and not _SENTENCE_CLOSE.search(
+def _mark_block(block: list[_Line], prompts: bool) -> list[_Line]:
+    whole = all(_code_like(line.body, prompts) for line in block) and not _closes(
         block[-1].body.strip()
     )
-    if whole or _is_prompt_block(block):
-        return [_Line(b.start, b.end, b.body, True) for b in block]
+    if whole or (prompts and _is_prompt_block(block)):
+        return [line._replace(code=True) for line in block]
+    if not prompts:
+        return block
     marked: list[_Line] = []
     for line in block:
         prompt = bool(_PROMPT.match(line.body)) or bool(
             marked and marked[-1].code and _CONTINUATION.match(line.body)
         )
-        marked.append(_Line(line.start, line.end, line.body, prompt))
+        marked.append(line._replace(code=prompt) if prompt else line)
     return marked
 
 
@@ -173,16 +226,16 @@ def _is_prompt_block(block: list[_Line]) -> bool:
         len(block) <= MAX_BLOCK_LINES * 2
         and bool(_PROMPT.match(block[0].body))
         and not any(
-            _SENTENCE_CLOSE.search(b.body.strip()) and not _ELLIPSIS.search(b.body.strip())
+            _closes(b.body.strip()) and not _trails_off(b.body.strip())
             for b in block[1:]
             if len(b.body.split()) > 6
         )
     )
 
 
-def _code_like(body: str) -> bool:
+def _code_like(body: str, prompts: bool) -> bool:
     stripped = body.strip()
-    if _PROMPT.match(body):
+    if prompts and _PROMPT.match(body):
         return True
     if not stripped.isascii() or len(stripped) > 120 or not _CODE_SIGNAL.search(body):
         return False
@@ -212,15 +265,21 @@ def _prose(
     intro: tuple[int, int] | None = None
     segment = passage[start:end]
     spans = split_sentences(segment)
+    # An ASCII segment's words at once, in place (what follows a sentence's stop up to
+    # its close is quotes and brackets: no words).
+    folded = _ascii_folded(segment) if segment.isascii() else None
+    last = len(spans) - 1
     for number, (s, e) in enumerate(spans):
-        text = " ".join(segment[s:e].split())
-        opens = bool(_SENTENCE_OPEN.match(text)) or (closed and text[:1].islower())
-        ends = bool(_SENTENCE_CLOSE.search(text)) and not _ELLIPSIS.search(text)
-        if opens and ends and len(text.split()) >= MIN_SENTENCE_WORDS:
+        pieces = segment[s:e].split()
+        text = " ".join(pieces)
+        opens = _opens(text) or (closed and text[:1].islower())
+        ends = _closes(text) and not _trails_off(text)
+        if opens and ends and len(pieces) >= MIN_SENTENCE_WORDS:
             close = _closing(passage, start + e)
-            units.append(_unit(start + s, close, text + passage[start + e : close], code=False))
-        last = number == len(spans) - 1
-        if last and opens and not ends and len(text.split()) >= 3 and _INTRO_END.search(text):
+            shown = text + passage[start + e : close]
+            words = folded[s:e].split() if folded is not None else _words(shown)
+            units.append(Unit(start + s, close, shown, False, _terms(words), " ".join(words)))
+        if number == last and opens and not ends and len(pieces) >= 3 and text[-1] in _INTRO_LAST:
             intro = (start + s, start + e)
         closed = ends
     return units, closed, intro

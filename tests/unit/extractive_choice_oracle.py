@@ -1,0 +1,240 @@
+"""The extractive generator's choice of units as it was before it was made faster: the oracle.
+
+``choose`` from ``citadel.adapters.generators.extractive.choice`` exactly as it was at
+f9d79d7 (over the oracle's units), kept only so tests can assert that the faster
+version chooses the same units. Never imported by ``src/``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from citadel.app.ports.inference import Embedder
+from tests.unit.extractive_oracle import Unit, unit_terms
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """The choice's knobs in one place (chosen on the QA set; see docs/answers.md)."""
+
+    dense: float = 0.8
+    """Share of the dense cosine in a unit's score when there is an embedder."""
+    heading: float = 0.6
+    """How much the section heading's lexical match adds to how well its passage answers
+    (embedding the headings too moved no figure: not worth eight more embeddings)."""
+    rank: float = 0.5
+    """What each step down search's ranking costs a passage when the first is chosen."""
+    keep_in_best: float = 0.6
+    """A unit of the first passage is quoted when it scores this share of its best."""
+    other_passage: float = 0.9
+    """Another passage is quoted when it answers this share as well as the first ..."""
+    other_unit: float = 0.5
+    """... and its best unit scores this share of the first passage's best."""
+    close_unit: float = 0.98
+    """... or, whatever its heading, when its unit is about as good as that best."""
+    same_meaning: float = 0.9
+    """Two units whose cosine reaches this say the same thing."""
+    same_words: float = 0.7
+    """... as do two whose terms overlap this much (Jaccard)."""
+    max_units: int = 5
+    max_from_best: int = 3
+    max_embedded: int = 16
+    """Units embedded per answer at most: the best by words and search rank."""
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    passage: int
+    """Position of the passage in the evidence (0 is search's best)."""
+    unit: Unit
+
+
+class VectorCache:
+    """The embedder's vectors of recent texts (headings, sentences that recur)."""
+
+    def __init__(self, embedder: Embedder, size: int = 4096) -> None:
+        self._embedder = embedder
+        self._size = size
+        self._vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._lock = threading.Lock()  # answers are written on worker threads
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        with self._lock:
+            known = {t: v for t in texts if (v := self._vectors.get(t)) is not None}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            fresh = np.asarray(self._embedder.embed(missing), dtype=np.float32)
+            if fresh.ndim != 2 or fresh.shape[0] != len(missing):
+                raise ValueError("the embedder returned a vector count that does not match")
+            known.update(zip(missing, fresh, strict=True))
+        with self._lock:
+            for text in texts:
+                self._vectors[text] = known[text]
+                self._vectors.move_to_end(text)
+            while len(self._vectors) > self._size:
+                self._vectors.popitem(last=False)
+        return np.stack([known[t] for t in texts])
+
+
+def choose(
+    question: str,
+    passages: Sequence[Sequence[Unit]],
+    headings: Sequence[str],
+    vectors: VectorCache | None,
+    shown: Callable[[str], bool],
+    weights: Weights = Weights(),
+) -> list[Choice]:
+    """The units to quote, in the order to show them: the first passage's first.
+
+    ``shown`` says whether a unit's text may be displayed; it is asked only of the
+    units about to be chosen."""
+    candidates = _candidates(passages)
+    if not candidates:
+        return []
+    wanted = unit_terms(question)
+    df = Counter(t for c in candidates for t in c.unit.terms & wanted)
+    idf = {t: math.log(1 + len(candidates) / df[t]) for t in df}
+    total = sum(idf.values())
+
+    def coverage(found: frozenset[str]) -> float:
+        return sum(idf[t] for t in found & idf.keys()) / total if total else 0.0
+
+    lexical = [coverage(c.unit.terms) for c in candidates]
+    heading_score = [coverage(unit_terms(h)) for h in headings]
+    order = sorted(
+        range(len(candidates)),
+        key=lambda i: (-lexical[i] + weights.rank * candidates[i].passage, i),
+    )
+    embedded = order[: weights.max_embedded]
+    dense = _dense(question, [candidates[i].unit.text for i in embedded], vectors)
+    unit_score = lexical
+    similar: dict[tuple[int, int], float] = {}
+    if dense is not None:
+        unit_vectors, unit_cosines = dense
+        share = weights.dense
+        unit_score = [-1.0] * len(candidates)  # a unit not read closely is never quoted
+        for slot, index in enumerate(embedded):
+            unit_score[index] = (1 - share) * lexical[index] + share * float(unit_cosines[slot])
+        matrix = unit_vectors @ unit_vectors.T
+        similar = {
+            (a, b): float(matrix[x, y])
+            for x, a in enumerate(embedded)
+            for y, b in enumerate(embedded)
+            if a < b
+        }
+    return _pick(candidates, unit_score, heading_score, similar, shown, weights)
+
+
+def _candidates(passages: Sequence[Sequence[Unit]]) -> list[Choice]:
+    """Every unit once: a sentence two overlapping chunks share is the earlier one's."""
+    seen: set[str] = set()
+    out: list[Choice] = []
+    for position, units in enumerate(passages):
+        for unit in units:
+            if unit.wording in seen:
+                continue
+            seen.add(unit.wording)
+            out.append(Choice(position, unit))
+    return out
+
+
+def _dense(
+    question: str, texts: list[str], vectors: VectorCache | None
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]] | None:
+    """Unit vectors, and their cosines with the question."""
+    if vectors is None or not texts:
+        return None
+    try:
+        rows = vectors.embed([question, *texts])
+    except Exception:  # the embedder is a help here, never a dependency: fall back
+        log.warning("extractive generator: the embedder failed; choosing by words alone")
+        return None
+    units = rows[1:]
+    return units, units @ rows[0]
+
+
+def _pick(
+    candidates: list[Choice],
+    unit_score: list[float],
+    heading_score: Sequence[float],
+    similar: dict[tuple[int, int], float],
+    shown: Callable[[str], bool],
+    weights: Weights,
+) -> list[Choice]:
+    order = sorted(range(len(candidates)), key=lambda i: (-unit_score[i], i))
+    refused: set[int] = set()
+
+    def quotable(index: int) -> bool:
+        if index in refused:
+            return False
+        if unit_score[index] <= 0 or not shown(candidates[index].unit.text):
+            refused.add(index)
+            return False
+        return True
+
+    best_unit: dict[int, float] = {}
+    for index in order:  # each passage's best unit that may be shown
+        passage = candidates[index].passage
+        if passage not in best_unit and quotable(index):
+            best_unit[passage] = unit_score[index]
+    if not best_unit:
+        return []
+    answers = {p: s + weights.heading * heading_score[p] for p, s in best_unit.items()}
+    top = max(answers, key=lambda p: (answers[p] - weights.rank * p, -p))
+    top_unit = best_unit[top]
+    chosen: list[int] = []
+
+    def redundant(index: int) -> bool:
+        unit = candidates[index]
+        for other in chosen:
+            them = candidates[other]
+            if them.passage == unit.passage and _overlap(them.unit, unit.unit):
+                return True
+            union = len(them.unit.terms | unit.unit.terms)
+            if union and len(them.unit.terms & unit.unit.terms) / union >= weights.same_words:
+                return True
+            pair = (min(index, other), max(index, other))
+            if similar.get(pair, 0.0) >= weights.same_meaning:
+                return True
+        return False
+
+    for index in order:  # the first passage: every unit close to its best
+        if len(chosen) >= min(weights.max_from_best, weights.max_units):
+            break
+        if candidates[index].passage != top:
+            continue
+        if unit_score[index] < weights.keep_in_best * top_unit:
+            break
+        if quotable(index) and not redundant(index):
+            chosen.append(index)
+    quoted = {top}
+    for index in order:  # others only when they come close, one unit each
+        if len(chosen) >= weights.max_units or unit_score[index] < weights.other_unit * top_unit:
+            break
+        passage = candidates[index].passage
+        if passage in quoted:
+            continue
+        close = unit_score[index] >= weights.close_unit * top_unit
+        if not close and answers.get(passage, -math.inf) < weights.other_passage * answers[top]:
+            continue
+        if quotable(index) and not redundant(index):
+            chosen.append(index)
+            quoted.add(passage)
+    # The first passage first; each passage's units in reading order.
+    rank = {p: n for n, p in enumerate(dict.fromkeys(candidates[i].passage for i in chosen))}
+    chosen.sort(key=lambda i: (rank[candidates[i].passage], candidates[i].unit.start))
+    return [candidates[i] for i in chosen]
+
+
+def _overlap(a: Unit, b: Unit) -> bool:
+    return a.start < b.end and b.start < a.end
