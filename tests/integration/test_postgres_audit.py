@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import pairwise
 from pathlib import Path
 
 import psycopg
@@ -170,7 +171,11 @@ def test_appends_from_several_processes_form_one_chain(postgres_url: str, tmp_pa
         total = WORKERS * PER_WORKER
         assert [e.seq for e in entries] == list(range(1, total + 1))
         assert len({e.answer_id for e in entries}) == total
-        # Each server's records in the order it appended them, one chain throughout.
+        # The servers' appends interleaved (they ran at once: a waiter gets the lock next) ...
+        owners = [e.answer_id.split("-")[0] for e in entries]
+        switches = sum(1 for a, b in pairwise(owners) if a != b)
+        assert switches > WORKERS - 1, "the appends did not overlap: nothing was concurrent"
+        # ... each server's records in the order it appended them, one chain throughout.
         for w in range(WORKERS):
             mine = [e.answer_id for e in entries if e.answer_id.startswith(f"w{w}-")]
             assert mine == [f"w{w}-{n:03d}" for n in range(PER_WORKER)]
