@@ -246,3 +246,47 @@ def test_a_favicon_is_served_from_the_site(shelf: tuple[Library, FastAPI, str]) 
         assert c.get("/static/favicon.svg").content == icon.content
         signin = c.get("/signin").text
         assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in signin
+
+
+def test_signing_in_returns_to_the_permalink_that_asked_for_it(
+    shelf: tuple[Library, FastAPI, str],
+) -> None:
+    library, app, almanac = shelf
+    with browser(app) as c:
+        html_only = {"Accept": "text/html"}
+        asked = c.get("/ask?q=tide+tables", headers=html_only, follow_redirects=False)
+        assert asked.status_code == 303
+        assert asked.headers["location"] == "/signin?next=%2Fask%3Fq%3Dtide%2Btables"
+        deep = c.get(f"/library/{almanac}", headers=html_only, follow_redirects=False)
+        assert deep.headers["location"] == f"/signin?next=%2Flibrary%2F{almanac}"
+        form = c.get(asked.headers["location"]).text
+        assert '<input type="hidden" name="next" value="/ask?q=tide+tables">' in form
+
+        def signed_in_to(next_value: str) -> str:
+            c.cookies.clear()
+            token = csrf_of(c.get("/signin").text)
+            reply = c.post(
+                "/signin",
+                data={
+                    "name": "ada",
+                    "token": library.tokens["ada"],
+                    "csrf_token": token,
+                    "next": next_value,
+                },
+                follow_redirects=False,
+            )
+            assert reply.status_code == 303
+            location: str = reply.headers["location"]
+            return location
+
+        assert signed_in_to("/ask?q=tide+tables") == "/ask?q=tide+tables"
+        assert signed_in_to(f"/library/{almanac}") == f"/library/{almanac}"
+        for elsewhere in (
+            "//evil.example/ask?q=x",
+            "https://evil.example/",
+            "/ask?q=x\r\nSet-Cookie: a=b",
+            "/\\evil.example",
+            "/signout",
+            "/ask?" + "x" * 3000,
+        ):
+            assert signed_in_to(elsewhere) == "/ask", elsewhere

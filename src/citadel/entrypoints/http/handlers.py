@@ -26,6 +26,7 @@ from citadel.entrypoints.http.errors import (
     error_body,
 )
 from citadel.entrypoints.http.pages import error_page
+from citadel.entrypoints.http.returning import sign_in_url
 
 log = logging.getLogger("citadel.http")
 
@@ -57,7 +58,7 @@ async def handle(request: Request, exc: Exception) -> Response:
     request_id = getattr(request.state, "request_id", "-")
     if wants_html(request):
         if isinstance(exc, SignInRequired):
-            return RedirectResponse("/signin", status_code=303)
+            return RedirectResponse(sign_in_url(request), status_code=303)
         return error_page(request, status, message, _headers(exc, status))
     body = error_body(status, code, message, request_id)
     if isinstance(exc, (IngestError, ParseError, TooLarge)):

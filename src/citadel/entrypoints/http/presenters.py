@@ -226,7 +226,14 @@ def passages(results: Sequence[Evidence]) -> tuple[Passage, ...]:
         Passage(
             rank=rank,
             where=", ".join(
-                p for p in (e.title, chapter_label(e.chapter), pages_label(e.pages)) if p
+                p
+                for p in (
+                    e.title,
+                    # A book without chapters has its title as the chapter: say it once.
+                    chapter_label(e.chapter) if e.chapter != e.title else "",
+                    pages_label(e.pages),
+                )
+                if p
             ),
             score=f"{e.score:.2f}",
             text=e.passage,

@@ -24,6 +24,7 @@ from citadel.entrypoints.http.auth import (
 )
 from citadel.entrypoints.http.errors import CsrfRefused, RateLimited, SignInRequired
 from citadel.entrypoints.http.pages import page
+from citadel.entrypoints.http.returning import safe_next
 from citadel.entrypoints.http.security import (
     CSRF_COOKIE,
     CSRF_FIELD,
@@ -70,7 +71,8 @@ def home(request: Request) -> Response:
 
 @router.get("/signin")
 def signin_form(request: Request) -> Response:
-    return page(request, "signin.html", error=None, name="")
+    back = safe_next(request.query_params.get("next"))
+    return page(request, "signin.html", error=None, name="", next=back)
 
 
 @router.post("/signin")
@@ -79,19 +81,24 @@ async def signin(request: Request) -> Response:
     check_csrf(request, fields.get(CSRF_FIELD))
     name = fields.get("name", "").strip()
     token = fields.get("token", "").strip()
+    back = safe_next(fields.get("next"))
     try:
         actor = await run_in_threadpool(authenticate_token, request, token)
         if actor.user_id != name:
             raise Unauthenticated("name and token do not match")
     except UserDisabled:
-        return page(request, "signin.html", 403, error="This user is disabled.", name=name)
+        return page(
+            request, "signin.html", 403, error="This user is disabled.", name=name, next=back
+        )
     except RateLimited:
         raise
     except Unauthenticated:
-        return page(request, "signin.html", 401, error="Unknown name or API token.", name=name)
+        return page(
+            request, "signin.html", 401, error="Unknown name or API token.", name=name, next=back
+        )
     state = edge(request)
     cookie, _ = state.sessions.issue(actor.user_id, state.services.users.stamp(token))
-    response = RedirectResponse("/ask", status_code=303)
+    response = RedirectResponse(back, status_code=303)
     set_cookie(response, request, SESSION_COOKIE, cookie, state.cookie_policy)
     response.delete_cookie(CSRF_COOKIE, path="/")
     return response
