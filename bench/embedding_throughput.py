@@ -16,7 +16,17 @@ machine may be shared: each run records the load average, and ``--repeat R``
 runs the whole plan R times, interleaved, and keeps each configuration's
 fastest run.
 
-Run: `.venv/bin/python bench/embedding_throughput.py [--sample 600] [--json]`.
+``--compare R`` instead measures, in one run, R interleaved repeats of four
+paths over the same texts, each text alone (no padding), on the same threads
+and the same round-robin over single-threaded sessions: plain onnxruntime
+running the packaged model file as shipped (``ORT_ENABLE_ALL``, nothing else),
+the default (8-bit activation codes, ``w8a8``),
+the same with uint8 x uint8 kernels forced (``session.x64quantprecision``: what
+a CPU without VNNI runs for it, a stand-in for such a CPU, not one), and the
+opt-in 7-bit codes (``w8a7``); medians and ratios of tokens/s.
+
+Run: `.venv/bin/python bench/embedding_throughput.py [--sample 600] [--json]`,
+or `... --compare 5 --sample 300 --threads 2`.
 """
 
 from __future__ import annotations
@@ -28,18 +38,22 @@ import os
 import platform
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 import onnxruntime as ort  # type: ignore[import-untyped]
 from tokenizers import Tokenizer
 
+from citadel.adapters.embedding.cpu_kernels import exact_int8_products
 from citadel.adapters.embedding.minilm import (
     BATCH_TOKENS,
     MAX_TOKENS,
     PRECISIONS,
     MiniLmEmbedder,
 )
+from citadel.adapters.embedding.windows import split_windows
 
 ROOT = Path(__file__).resolve().parents[1]
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
@@ -217,6 +231,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs per configuration")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--json", action="store_true", help="only the JSON line")
+    parser.add_argument("--compare", type=int, default=0, help="R repeats of the four paths")
     args = parser.parse_args()
     args.batch_tokens = [b or UNLIMITED for b in args.batch_tokens]
 
@@ -226,6 +241,9 @@ def main() -> None:
         step = len(corpus) / args.sample
         texts = [corpus[int(i * step)] for i in range(args.sample)]
     queries = [q["text"] for q in read_jsonl(args.scifact / "queries.jsonl")][: args.queries]
+    if args.compare:
+        compare(texts, max(args.threads), args.compare, args.json)
+        return
     tokens = {m: count_tokens(texts, m) for m in args.max_tokens}
 
     # (threads, batch size, token budget, max tokens, sorted by length, fused, precision);
@@ -324,6 +342,117 @@ def main() -> None:
         verdict = "fits" if result["fits_target"] else "does NOT fit"
         target = f"the {TARGET_S:.0f} s target"
         print(f"best: {best.corpus_s} s {mark} for the corpus -> {verdict} {target}")
+    print(json.dumps(result))
+
+
+class PlainOnnxruntime(MiniLmEmbedder):
+    """The packaged model file as shipped, on onnxruntime's own optimiser (ORT_ENABLE_ALL).
+
+    Only the session differs: tokenizer, windows, batching (one text per run, as
+    for int8), bulk sessions and pooling are the embedder's.
+    """
+
+    def __init__(self, threads: int) -> None:
+        super().__init__(threads=threads, precision="int8", fuse_attention=False)
+
+    def _session_for(self, model: bytes) -> tuple[ort.InferenceSession, bytes, bool, str, str]:
+        return self._session(model), model, False, "plain onnxruntime", "packaged graph"
+
+    def _session(self, model: bytes, threads: int | None = None) -> ort.InferenceSession:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or self._threads
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
+
+
+class ForcedUint8(MiniLmEmbedder):
+    """The default on uint8 x uint8 kernels, as on a CPU without VNNI (here: a stand-in)."""
+
+    def _pairs_inexact(self) -> bool:
+        return True
+
+
+PLAIN = "plain onnxruntime, packaged model"
+PATHS: dict[str, Callable[[int], MiniLmEmbedder]] = {
+    PLAIN: PlainOnnxruntime,
+    "w8a8 (default; VNNI here)": lambda t: MiniLmEmbedder(threads=t),
+    "w8a8, uint8 x uint8 forced (no-VNNI stand-in)": lambda t: ForcedUint8(threads=t),
+    "w8a7 (7-bit codes, opt-in)": lambda t: MiniLmEmbedder(threads=t, precision="w8a7"),
+}
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def compare(texts: list[str], threads: int, repeats: int, quiet: bool) -> None:
+    """Every path over the same texts, interleaved ``repeats`` times; medians of tokens/s."""
+    embedders = {label: make(threads) for label, make in PATHS.items()}
+    tokenizer = embedders[PLAIN]._ensure_loaded().tokenizer
+    tokenizer.no_truncation()
+    tokens = sum(
+        len(w)
+        for e in tokenizer.encode_batch_fast(texts)
+        for w in split_windows(np.asarray(e.ids), MAX_TOKENS)
+    )
+    for embedder in embedders.values():
+        embedder.embed(texts[:8])  # load and warm up
+    walls: dict[str, list[float]] = {label: [] for label in embedders}
+    cpus: dict[str, list[float]] = {label: [] for label in embedders}
+    for repeat in range(repeats):
+        for label, embedder in embedders.items():
+            start, cpu_start = time.perf_counter(), time.process_time()
+            embedder.embed(texts)
+            walls[label].append(time.perf_counter() - start)
+            cpus[label].append(time.process_time() - cpu_start)
+            if not quiet:
+                print(
+                    f"repeat {repeat + 1}: {label}: {tokens / walls[label][-1]:.0f} tokens/s"
+                    f" (load {os.getloadavg()[0]:.1f})",
+                    flush=True,
+                )
+    speed = {label: tokens / statistics.median(walls[label]) for label in embedders}
+    cpu_speed = {label: tokens / statistics.median(cpus[label]) for label in embedders}
+    rows = {
+        label: {
+            "tokens_per_s": round(speed[label]),
+            "tokens_per_cpu_s": round(cpu_speed[label]),
+            "x_plain": round(speed[label] / speed[PLAIN], 2),
+            "x_plain_cpu": round(cpu_speed[label] / cpu_speed[PLAIN], 2),
+            "wall_s": [round(w, 2) for w in walls[label]],
+        }
+        for label in embedders
+    }
+    result = {
+        "bench": "embedding_throughput --compare",
+        "cpu": cpu_model(),
+        "exact_int8_products": exact_int8_products(),
+        "threads": threads,
+        "texts": len(texts),
+        "tokens": tokens,
+        "repeats": repeats,
+        "paths": rows,
+        "onnxruntime": ort.__version__,
+    }
+    if not quiet:
+        print(
+            f"\n{result['cpu']}; {len(texts)} texts, {tokens} tokens, {threads} threads,"
+            f" median of {repeats}"
+        )
+        print("| path | tokens/s | x plain | tokens per CPU s | x plain (CPU) |")
+        print("|---|---:|---:|---:|---:|")
+        for label, row in rows.items():
+            print(
+                f"| {label} | {row['tokens_per_s']} | {row['x_plain']} |"
+                f" {row['tokens_per_cpu_s']} | {row['x_plain_cpu']} |"
+            )
     print(json.dumps(result))
 
 

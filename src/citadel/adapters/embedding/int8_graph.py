@@ -10,11 +10,19 @@ after it, when there is one) into onnxruntime's integer kernels:
     com.microsoft.MatMulIntegerToFloat(x8, q, x_scale, s, x_zero, -, bias)
 
 The weights stay the package's own codes and scales, bit for bit; what changes
-is that each activation tensor is rounded to 8 bits with one scale over the
-whole tensor, computed as the graph runs. The function is therefore close to,
-not equal to, the float graph's (the embedder gives it another name), and a
+is that each activation tensor is rounded to integer codes with one scale over
+the whole tensor, computed as the graph runs. The function is therefore close
+to, not equal to, the float graph's (the embedder gives it another name), and a
 row's result depends on everything in the tensor: the embedder runs one text
 per inference run, so a text's vector never depends on what it was batched with.
+
+``activation_bits=8`` (the default) keeps DynamicQuantizeLinear's 0..255
+codes. ``activation_bits=7`` (the embedder's opt-in ``w8a7``) halves the codes
+and zero point with ``BitShift`` (0..127) and doubles the scale, the lost bit
+folded into the bias as its mean (see ``_quantise``): integer operations on
+integer outputs, so every CPU gets the same codes, and a pair of products stays
+within 16 bits on every kernel (``cpu_kernels``). It costs too much precision
+to be the default (docs/embedding.md).
 
 The exporter's GELU, ``x * (0.5 * (1 + erf(x / sqrt 2)))`` in five operators,
 becomes one ``com.microsoft.Gelu`` (the same function) when ``fuse_gelu`` is set.
@@ -30,6 +38,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import onnx
@@ -38,6 +47,7 @@ from onnx import helper, numpy_helper
 from citadel.adapters.embedding.onnx_graph import DOMAIN, constant_value, live_nodes
 
 _SQRT2 = math.sqrt(2.0)
+ACTIVATION_BITS = (7, 8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,15 +63,24 @@ class _NoMatch(Exception):
     """The graph is not the pattern this module rewrites; the message says where."""
 
 
-def quantise_matmuls(model: bytes, *, expected: int, fuse_gelu: bool = True) -> Rewrite:
-    """``model`` with its ``expected`` int8-weight products run as int8, or unchanged and why."""
+def quantise_matmuls(
+    model: bytes, *, expected: int, activation_bits: int = 8, fuse_gelu: bool = True
+) -> Rewrite:
+    """``model`` with its ``expected`` int8-weight products run as int8, or unchanged and why.
+
+    ``activation_bits`` is 8 (codes 0..255, the default) or 7 (0..127: no pair of
+    products can saturate on any CPU, but the vectors move further; see
+    docs/embedding.md).
+    """
     try:
         parsed = onnx.load_from_string(model)
         graph = _Graph(parsed)
         products = graph.int8_products()
         if len(products) != expected:
             raise _NoMatch(f"{len(products)} int8-weight MatMuls, expected {expected}")
-        nodes = graph.quantised(products)
+        if activation_bits not in ACTIVATION_BITS:
+            raise _NoMatch(f"activation_bits must be one of {ACTIVATION_BITS}")
+        nodes = graph.quantised(products, activation_bits)
         gelus = 0
         if fuse_gelu:
             nodes, gelus = _fuse_gelu(nodes, graph)
@@ -73,7 +92,8 @@ def quantise_matmuls(model: bytes, *, expected: int, fuse_gelu: bool = True) -> 
     return Rewrite(
         rewritten,
         True,
-        f"{len(products)} MatMuls run as int8 (dynamic uint8 activations), {gelus} GELUs fused",
+        f"{len(products)} MatMuls run as int8 ({activation_bits}-bit dynamic activations),"
+        f" {gelus} GELUs fused",
     )
 
 
@@ -89,6 +109,19 @@ class _Product:
     """One float32 scale per output column, shape (N,)."""
     bias_add: onnx.NodeProto | None
     bias: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Codes:
+    """The tensors one activation is quantised into, as MatMulIntegerToFloat reads them."""
+
+    values: str
+    """uint8 codes, (..., K)."""
+    scale: str
+    zero: str
+    """Scalars: x ~ (values - zero) * scale."""
+    offset: str
+    """For 7-bit codes: a scalar to add to each code (times the scale), else empty."""
 
 
 class _Graph:
@@ -171,11 +204,11 @@ class _Graph:
         self.taken.add(name)
         return name
 
-    def quantised(self, products: list[_Product]) -> list[onnx.NodeProto]:
-        """The node list with each product replaced; one DynamicQuantizeLinear per input."""
+    def quantised(self, products: list[_Product], bits: int) -> list[onnx.NodeProto]:
+        """The node list with each product replaced; one quantisation per input."""
         by_matmul = {id(p.matmul): p for p in products}
         folded = {id(p.bias_add) for p in products if p.bias_add is not None}
-        quantised_inputs: dict[str, tuple[str, str, str]] = {}
+        quantised_inputs: dict[str, _Codes] = {}
         nodes: list[onnx.NodeProto] = []
         for node in self.model.graph.node:
             if id(node) in folded:
@@ -185,30 +218,75 @@ class _Graph:
                 nodes.append(node)
                 continue
             if product.x not in quantised_inputs:
-                names = tuple(self.fresh(f"{product.x}_{part}") for part in ("u8", "scale", "zero"))
-                quantised_inputs[product.x] = (names[0], names[1], names[2])
-                nodes.append(
-                    helper.make_node(
-                        "DynamicQuantizeLinear",
-                        [product.x],
-                        list(names),
-                        name=self.fresh(f"{product.x}_quantise"),
-                    )
-                )
-            x8, x_scale, x_zero = quantised_inputs[product.x]
+                quantised_inputs[product.x] = self._quantise(product.x, bits, nodes)
+            codes = quantised_inputs[product.x]
             scales = self.fresh(f"{product.codes}_column_scales")
             self.added.append(numpy_helper.from_array(product.scales, scales))
             output = product.bias_add.output[0] if product.bias_add is not None else node.output[0]
+            bias = product.bias
+            if codes.offset:  # the halved codes' mean, times each column's weights and scale
+                weights = numpy_helper.to_array(self.initializers[product.codes])
+                columns = weights.astype(np.float64).sum(axis=0) * product.scales
+                bias = self._node("Mul", [codes.offset, self._add(columns, product.codes)], nodes)
+                if product.bias:
+                    bias = self._node("Add", [product.bias, bias], nodes)
             nodes.append(
                 helper.make_node(
                     "MatMulIntegerToFloat",
-                    [x8, product.codes, x_scale, scales, x_zero, "", product.bias],
+                    [codes.values, product.codes, codes.scale, scales, codes.zero, "", bias],
                     [output],
                     domain=DOMAIN,
                     name=self.fresh(f"{node.name}_int8"),
                 )
             )
         return nodes
+
+    def _quantise(self, x: str, bits: int, nodes: list[onnx.NodeProto]) -> _Codes:
+        """Nodes (appended) that round ``x`` to ``bits``-bit codes, and the codes' tensors."""
+        values, scale, zero = (self.fresh(f"{x}_{part}") for part in ("u8", "scale", "zero"))
+        nodes.append(
+            helper.make_node(
+                "DynamicQuantizeLinear",
+                [x],
+                [values, scale, zero],
+                name=self.fresh(f"{x}_quantise"),
+            )
+        )
+        if bits == 8:
+            return _Codes(values, scale, zero, "")
+        # 7 bits: (c - z) s = 2 (c//2 - z//2) s + (c%2 - z%2) s. The kernel gets the
+        # halved codes and zero point with twice the scale; the lost bit c%2 counts
+        # as its mean, 1/2, so the rest, (1/2 - z%2) s, is the same for every code:
+        # the products' sum of it is this scalar times each column's weights, folded
+        # into the bias. All exact in float32 (small integers, halves), so every
+        # CPU computes the same codes, scale and offset.
+        one = self._add(np.array(1, np.uint8), "one")
+        half_values = self._node("BitShift", [values, one], nodes, direction="RIGHT")
+        half_zero = self._node("BitShift", [zero, one], nodes, direction="RIGHT")
+        twice = self._node("Mul", [scale, self._add(np.array(2.0, np.float32), "two")], nodes)
+        zero_f = self._node("Cast", [zero], nodes, to=onnx.TensorProto.FLOAT)
+        half_zero_f = self._node("Cast", [half_zero], nodes, to=onnx.TensorProto.FLOAT)
+        doubled = self._node("Add", [half_zero_f, half_zero_f], nodes)
+        lost = self._node("Sub", [doubled, zero_f], nodes)  # 0 or -1: the zero point's lost bit
+        mean = self._node("Add", [lost, self._add(np.array(0.5, np.float32), "half")], nodes)
+        offset = self._node("Mul", [mean, scale], nodes)
+        return _Codes(half_values, twice, half_zero, offset)
+
+    def _node(
+        self, op_type: str, inputs: list[str], nodes: list[onnx.NodeProto], **attributes: Any
+    ) -> str:
+        """Append one node with one fresh output; the output's name."""
+        out = self.fresh(f"{inputs[0]}_{op_type.lower()}")
+        nodes.append(helper.make_node(op_type, inputs, [out], name=out, **attributes))
+        return out
+
+    def _add(self, value: np.ndarray, stem: str) -> str:
+        """A new initializer (float64 values become float32); its name."""
+        if value.dtype == np.float64:
+            value = value.astype(np.float32)
+        name = self.fresh(f"{stem}_constant")
+        self.added.append(numpy_helper.from_array(value, name))
+        return name
 
     def serialise(self, nodes: list[onnx.NodeProto]) -> bytes:
         kept = live_nodes(nodes, [o.name for o in self.model.graph.output])

@@ -18,23 +18,32 @@ The vectors are sentence-transformers' for this model (the last hidden state
 averaged over the attention mask, then L2-normalised) for texts within its
 ``max_seq_length`` (256 word pieces); a longer text is read in windows of 256,
 not truncated (``windows.py``; ``windows=False`` truncates, under another name).
-The package stores int8 weights with per-channel scales; two ways to run them:
+The package stores int8 weights with per-channel scales; three ways to run them:
 
 - ``precision="int8"`` (the default, name ``all-MiniLM-L6-v2-w8a8``):
   ``int8_graph`` rewrites every weight product into onnxruntime's integer
-  kernels with the package's own codes, the activations rounded to 8 bits as
-  the graph runs, and fuses the GELUs. 2.3x the float graph's throughput on
+  kernels with the package's own codes, the activations rounded to 8-bit codes
+  as the graph runs, and fuses the GELUs. 2.3x the float graph's throughput on
   SciFact (docs/benchmarks.md); cosine to the float vectors 0.9957 on average.
-  Each text runs alone (no padding), because the activations' scale is taken
-  over the whole input: that way a text's vector never depends on its batch.
-- ``precision="float"`` (name ``all-MiniLM-L6-v2-int8``, the vectors of
-  libraries built before): onnxruntime turns the weights back into float32 when
-  it builds the session, and texts run in batches of similar length.
+  On x86 without VNNI a pair of such products can saturate onnxruntime's
+  16-bit sums (``cpu_kernels``), so there onnxruntime is asked for its exact
+  uint8 x uint8 kernels (about 2x slower): the same integers on every CPU.
+- ``precision="w8a7"`` (opt-in, name ``all-MiniLM-L6-v2-w8a7``): the same with
+  7-bit codes (0..127), which no CPU's kernel can saturate, so every CPU runs
+  its fast kernel; but the vectors move 4-6x further from the float graph's,
+  too far to be the default (docs/embedding.md).
+- ``precision="float"`` (name ``all-MiniLM-L6-v2-int8``, the vectors of the
+  libraries built before int8 arithmetic): onnxruntime turns the weights back
+  into float32 when it builds the session, and texts run in batches of similar
+  length.
 
-The two give different vectors, so they have different names and their cached
-vectors never mix. When the int8 rewrite is impossible (an unexpected graph, an
-onnxruntime without the integer kernels) the embedder refuses to load rather
-than run the float function under the int8 name.
+In both integer modes the activations' scale is taken over the whole input, so
+each text runs alone (no padding): a text's vector never depends on its batch.
+The three give different vectors, so they have different names and their cached
+vectors never mix (``citadel reindex`` re-embeds a library under the current
+one). When the int8 rewrite is impossible (an unexpected graph, an onnxruntime
+without the integer kernels) the embedder refuses to load rather than run the
+float function under an int8 name.
 
 The exported graph spells attention out in ~30 operators per layer; after the
 sha256 check, ``fusion_graph`` rewrites the verified bytes in memory so each
@@ -49,9 +58,7 @@ fails for want of fusion.
 
 from __future__ import annotations
 
-import functools
 import os
-import platform
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -64,6 +71,7 @@ import onnxruntime as ort  # type: ignore[import-untyped]
 from tokenizers import Tokenizer
 
 from citadel.adapters.embedding.batching import length_batches, mean_pool_normalise, padded
+from citadel.adapters.embedding.cpu_kernels import exact_int8_products
 from citadel.adapters.embedding.model_files import EmbedderUnavailable, read_pinned
 from citadel.adapters.embedding.windows import combine, split_windows
 from citadel.app.ports import Vectors
@@ -81,7 +89,9 @@ LAYERS = 6
 """Transformer layers in all-MiniLM-L6-v2: the attention subgraphs fusion expects."""
 WEIGHT_MATRICES = LAYERS * 6
 """Q, K, V, attention output, and the two feed-forward matrices of every layer."""
-PRECISIONS = ("int8", "float")
+PRECISIONS = ("int8", "w8a7", "float")
+KINDS = {"int8": "w8a8", "w8a7": "w8a7", "float": "int8"}
+"""Each precision's part of the name (``float`` keeps the name its vectors always had)."""
 BATCH_SIZE = 32
 """At most this many texts per inference run (short texts)."""
 BATCH_TOKENS = 256
@@ -151,8 +161,7 @@ class MiniLmEmbedder:
         # The window, windowing and precision change the vectors: they are in the
         # name. Attention fusion does not (same vectors, see the module docstring).
         suffix = ("" if max_tokens == MAX_TOKENS else f"-t{max_tokens}") + ("-win" * windows)
-        kind = "w8a8" if precision == "int8" else "int8"
-        self.name = f"all-MiniLM-L6-v2-{kind}{suffix}"
+        self.name = f"all-MiniLM-L6-v2-{KINDS[precision]}{suffix}"
         self._lock = threading.Lock()
         self._loaded: _Loaded | None = None
         # For bulk work: one single-threaded session per thread, each running its
@@ -236,7 +245,7 @@ class MiniLmEmbedder:
         """Indices grouped by similar length, within both limits (in int8: one per run)."""
         return length_batches(
             lengths,
-            alone=self.precision == "int8",
+            alone=self.precision != "float",
             batch_size=self._batch_size,
             batch_tokens=self._batch_tokens,
         )
@@ -308,13 +317,14 @@ class MiniLmEmbedder:
         """
         note = "fusion not asked for (fuse_attention=False)"
         candidates: list[tuple[bytes, bool]] = []
-        if self._fuse_attention or self.precision == "int8":
+        integer = self.precision != "float"
+        if self._fuse_attention or integer:
             # onnx is imported only here: the CLI's other commands never pay for it.
             try:
                 from citadel.adapters.embedding.fusion_graph import fuse_attention
                 from citadel.adapters.embedding.int8_graph import quantise_matmuls
             except ImportError as exc:
-                if self.precision == "int8":
+                if integer:
                     raise EmbedderUnavailable(
                         f"int8 inference needs the onnx package, which cannot be imported "
                         f"({exc}); CITADEL_EMBEDDER=minilm-float runs the float graph"
@@ -330,13 +340,16 @@ class MiniLmEmbedder:
         refusals: list[str] = []
         for candidate, fused in candidates:
             graph, int8_note = candidate, "float graph (precision='float')"
-            if self.precision == "int8":
-                rewrite = quantise_matmuls(candidate, expected=WEIGHT_MATRICES)
+            if integer:
+                bits = 7 if self.precision == "w8a7" else 8
+                rewrite = quantise_matmuls(
+                    candidate, expected=WEIGHT_MATRICES, activation_bits=bits
+                )
                 if not rewrite.rewritten:
                     refusals.append(rewrite.reason)
                     continue
                 graph, int8_note = rewrite.model, rewrite.reason
-                if not exact_int8_products():
+                if self._pairs_inexact():
                     int8_note += "; uint8 x uint8 kernels (no VNNI: exact, slower)"
             try:
                 session = self._session(graph)
@@ -346,12 +359,16 @@ class MiniLmEmbedder:
             if not fused and len(candidates) > 1:
                 note = f"attention not fused: the fused graph could not be loaded: {refusals[-1]}"
             return session, graph, fused, note, int8_note
-        if self.precision == "int8":
+        if integer:
             raise EmbedderUnavailable(
                 f"the model cannot run as int8 ({refusals[-1]}); CITADEL_EMBEDDER=minilm-float"
                 " runs the float graph (other vectors: run citadel reindex after switching)"
             )
         raise EmbedderUnavailable(refusals[-1])
+
+    def _pairs_inexact(self) -> bool:
+        """Whether 8-bit codes run here, where pairs of products could saturate (cpu_kernels)."""
+        return self.precision == "int8" and not exact_int8_products()
 
     def _session(self, model: bytes, threads: int | None = None) -> ort.InferenceSession:
         options = ort.SessionOptions()
@@ -363,37 +380,7 @@ class MiniLmEmbedder:
         # Spinning workers steal the core the caller needs between runs (padding,
         # pooling) and burn CPU a server needs for other requests: +12-15% measured.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        if self.precision == "int8" and not exact_int8_products():
+        if self._pairs_inexact():
             # uint8 x uint8 kernels: the same integers, summed without a 16-bit step.
             options.add_session_config_entry("session.x64quantprecision", "1")
         return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
-
-
-_EXACT_INT8_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
-
-
-@functools.cache
-def exact_int8_products(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
-    """Whether onnxruntime's uint8 x int8 kernels sum exactly on this CPU.
-
-    On x86 without VNNI they add pairs of products into 16 bits, with saturation
-    (microsoft/onnxruntime#6004, #14642), so the int8 vectors would depend on the
-    machine. There the embedder sets ``session.x64quantprecision``, which makes
-    onnxruntime run the same products as uint8 x uint8, exactly (about 2x slower
-    here; onnxruntime applies it on VNNI CPUs too, so it is not set there). VNNI
-    and AMX sum into 32 bits; ARM's dot products are exact, and the option does
-    not exist there. An x86 CPU whose flags cannot be read counts as inexact.
-    """
-    if platform.machine().lower() not in ("x86_64", "amd64", "i386", "i686", "x86"):
-        return True
-    try:
-        text = cpuinfo.read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return False
-    flags = {
-        flag
-        for line in text.splitlines()
-        if line.startswith("flags")
-        for flag in line.partition(":")[2].split()
-    }
-    return bool(flags & _EXACT_INT8_FLAGS)
