@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,6 +69,7 @@ if TYPE_CHECKING:
 
     from citadel.adapters.grpc.clients import GrpcAnswerClient, GrpcRetrievalClient
     from citadel.adapters.postgres.library import PostgresLibrary
+    from citadel.adapters.postgres.migrate import MigrationReport
 
     _Library = SqliteLibrary | PostgresLibrary
 
@@ -211,6 +212,28 @@ def _stores(settings: Settings, serving: bool) -> tuple[_Library, UserStore, Aud
         hnsw_background=serving,
     )
     return library, SqliteUsers(library.database), SqliteAuditLog(library.database, key_file)
+
+
+def migrate_library(
+    settings: Settings,
+    target_url: str,
+    *,
+    force: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> MigrationReport:
+    """``citadel db migrate``: copy the SQLite library ``settings`` names into the
+    PostgreSQL database at ``target_url``, verified, in one transaction
+    (``adapters/postgres/migrate.py``); the audit key is CITADEL_HOME's."""
+    from citadel.adapters.postgres.database import Database
+    from citadel.adapters.postgres.migrate import migrate
+
+    db = Database(target_url)
+    try:
+        return migrate(
+            settings.db_path, db, settings.home / "audit.key", force=force, progress=progress
+        )
+    finally:
+        db.close()
 
 
 def support_checker() -> SupportChecker:
