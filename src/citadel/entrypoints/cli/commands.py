@@ -28,6 +28,7 @@ from citadel.bootstrap import Services
 from citadel.domain.search import SearchRequest
 from citadel.domain.users import Actor, Role
 from citadel.entrypoints.cli.admin import audit_app, sources_app, users_app
+from citadel.entrypoints.cli.db import db_app
 from citadel.entrypoints.cli.evaluation import eval_app
 from citadel.entrypoints.cli.filters import (
     SourceOption,
@@ -329,6 +330,7 @@ app.add_typer(audit_app, name="audit")
 
 
 app.add_typer(eval_app, name="eval")
+app.add_typer(db_app, name="db")
 app.command()(serve)
 
 
