@@ -33,6 +33,17 @@ from citadel.domain.errors import InvalidValue
 from citadel.domain.viewer import ViewerLinkRefused
 
 
+def _database_down() -> tuple[type[Exception], ...]:
+    """The PostgreSQL driver's errors for a database that cannot be reached, shut down,
+    or gave up waiting (the pool's timeout is one): a 503 the caller may retry. The
+    driver's message names sockets and hosts, so the reply's message is fixed."""
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - psycopg is a runtime dependency
+        return ()
+    return (psycopg.OperationalError,)
+
+
 class EdgeError(AppError):
     """Errors of the HTTP edge itself (no session, a bad CSRF token, too many requests)."""
 
@@ -74,12 +85,17 @@ ERROR_STATUS: tuple[tuple[type[Exception], int, str], ...] = (
     (ConfigError, 500, "misconfigured"),
     (InvalidGeneratorOutput, 502, "generator_failed"),
     (ServiceUnavailable, 503, "unavailable"),
+    *((kind, 503, "database_unavailable") for kind in _database_down()),
     (RequestDeadlineExceeded, 504, "deadline_exceeded"),
     (AppError, 500, "internal"),
 )
 
 # The codes whose message is fixed: what went wrong goes to the log only.
-HIDDEN = {"misconfigured": "the server is misconfigured", "internal": "internal error"}
+HIDDEN = {
+    "misconfigured": "the server is misconfigured",
+    "internal": "internal error",
+    "database_unavailable": "the database cannot be reached: try again shortly",
+}
 
 
 def classify(exc: Exception) -> tuple[int, str]:
