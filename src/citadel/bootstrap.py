@@ -23,6 +23,7 @@ from citadel.adapters.grpc.tls import (
     restrict_handshakes_to_tls13,
 )
 from citadel.adapters.metrics.prometheus import PrometheusMetrics
+from citadel.adapters.pages import FileOriginals, PdfiumRenderer
 from citadel.adapters.parsers.epub import EpubParser
 from citadel.adapters.parsers.html import HtmlParser
 from citadel.adapters.parsers.markdown import MarkdownParser
@@ -50,6 +51,7 @@ from citadel.app.ports import (
     SourceRegistry,
     UserStore,
 )
+from citadel.app.ports.pages import OriginalStore, PageRenderer
 from citadel.app.ports.support import SupportChecker
 from citadel.app.reindex import ReindexService
 from citadel.app.resolver import CitationResolver
@@ -96,6 +98,10 @@ class Services:
     viewer: ViewerSigner
     """Mints (through the resolver) and verifies the signed viewer links."""
     closers: tuple[Any, ...] = ()
+    pages: PageRenderer | None = None
+    """Renders a cited PDF page for the viewer; None shows text only."""
+    originals: OriginalStore | None = None
+    """The uploaded PDFs of source versions, which ``pages`` renders."""
 
     def close(self) -> None:
         for closer in self.closers:
@@ -183,6 +189,8 @@ def build(
         registry=library,
         chunks=library,
         closers=(search, library) if retrieval is None else (retrieval, search, library),
+        pages=PdfiumRenderer(),
+        originals=FileOriginals(settings.home / "originals"),
     )
 
 
