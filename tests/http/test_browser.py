@@ -220,3 +220,83 @@ def test_without_javascript_the_form_answers_on_its_permalink(
             assert "Your recent questions" in page.locator("main").inner_text()
         finally:
             browser.close()
+
+
+def test_a_librarian_uploads_with_progress_reads_the_page_and_deletes(
+    server: tuple[str, Library], tmp_path: Path
+) -> None:
+    executable = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    from tests.http.pdf_sample import write_pdf
+    from tests.http.test_viewer_pages import PAGES
+
+    base, library = server
+    pdf = write_pdf(tmp_path / "kestrel.pdf", PAGES)
+    ARTIFACTS.mkdir(exist_ok=True)
+    csp_errors: list[str] = []
+    progress_js = """() => { window.seen = []; const bar = document.querySelector(
+        'form[data-upload] progress'); new MutationObserver(() => window.seen.push(bar.value))
+        .observe(bar, {attributes: true}); }"""
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        try:
+            page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+            page.on(
+                "console",
+                lambda m: csp_errors.append(m.text) if "Content Security" in m.text else None,
+            )
+            page.goto(f"{base}/signin")
+            page.fill("input[name=name]", "lib")
+            page.fill("input[name=token]", library.tokens["lib"])
+            page.click("button[type=submit]")
+            page.wait_for_url(f"{base}/ask")
+            # Upload through XMLHttpRequest: the bar follows the bytes, <main> is replaced.
+            page.goto(f"{base}/library")
+            page.evaluate(progress_js)
+            page.set_input_files("#upload-form input[type=file]", str(pdf))
+            page.click("#upload-form button[type=submit]")
+            page.wait_for_selector("p.notice:has-text('created: Kestrel Manual')")
+            assert 100 in page.evaluate("window.seen"), page.evaluate("window.seen")
+            assert page.url == f"{base}/library"
+            page.screenshot(path=str(ARTIFACTS / "library-upload.png"), full_page=True)
+
+            # Ask of that book only; its footnote opens the cited page as printed.
+            page.locator("table a.source", has_text="Kestrel Manual").click()
+            source_id = page.locator("dl.facts code").first.inner_text()
+            page.goto(f"{base}/ask?q=What+does+the+kestrel+engine+rotate%3F&source={source_id}")
+            page.wait_for_selector("ol.footnotes a.viewer-link")
+            page.locator("ol.footnotes a.viewer-link").first.click()
+            page.wait_for_selector("figure.page-image img")
+            page.wait_for_function("() => document.querySelector('figure.page-image img').complete")
+            width = page.evaluate("document.querySelector('figure.page-image img').naturalWidth")
+            assert width > 0
+            assert "Page 2 of 3" in page.locator("nav.pager").inner_text()
+            assert "barometric valve" in page.locator("mark#cited").inner_text()
+            back = page.locator("a.back").get_attribute("href")
+            assert back is not None and back.startswith("/ask?q=What+does+the+kestrel")
+            page.screenshot(path=str(ARTIFACTS / "viewer-pdf.png"), full_page=True)
+            page.locator("nav.pager a[rel=next]").click()
+            page.wait_for_selector("nav.pager:has-text('Page 3 of 3')")
+            page.wait_for_function("() => document.querySelector('figure.page-image img').complete")
+            assert page.evaluate("document.querySelector('figure.page-image img').naturalWidth")
+            page.locator("a.back").click()
+            page.wait_for_selector("ol.footnotes li")
+
+            # A new version from the source's page (with progress), then delete it.
+            page.goto(f"{base}/library/{source_id}")
+            page.evaluate(progress_js)
+            page.set_input_files("#reupload-form input[type=file]", str(pdf))
+            page.click("#reupload-form button[type=submit]")
+            page.wait_for_selector("p.notice:has-text('unchanged: Kestrel Manual')")
+            assert 100 in page.evaluate("window.seen")
+            page.goto(f"{base}/library/{source_id}")
+            page.screenshot(path=str(ARTIFACTS / "source-manage.png"), full_page=True)
+            page.click("form.delete button")
+            page.wait_for_selector("text=Yes, delete it")
+            page.click("form.confirm button")
+            page.wait_for_selector("p.notice:has-text('deleted: Kestrel Manual')")
+            assert "Kestrel Manual" not in page.locator("table").inner_text()
+        finally:
+            browser.close()
+    assert csp_errors == []

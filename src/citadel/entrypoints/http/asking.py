@@ -14,9 +14,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response, StreamingResponse
@@ -30,6 +30,7 @@ from citadel.entrypoints.http.pages import fragment, page
 from citadel.entrypoints.http.presenters import LINK_WORDS, answer_view, passages
 from citadel.entrypoints.http.security import CSRF_FIELD
 from citadel.entrypoints.http.streaming import EventShapes, answer_events, event_stream
+from citadel.entrypoints.http.viewer_pages import back_link, with_params
 from citadel.entrypoints.http.web import Reader, check_csrf, form_fields
 
 router = APIRouter(include_in_schema=False)
@@ -66,7 +67,7 @@ def _ask_page(
         "ask.html",
         status,
         query=query,
-        view=answer_view(result) if result is not None else None,
+        view=answer_view(result, query.permalink) if result is not None else None,
         permalink=query.permalink if result is not None else "",
         error=error,
         recent=edge(request).questions.of(actor),
@@ -129,7 +130,9 @@ async def ask_stream(request: Request, actor: Reader) -> Response:
         }
 
     def final_shape(result: AnswerResult) -> dict[str, Any]:
-        html = fragment("_answer.html", view=answer_view(result), permalink=query.permalink)
+        html = fragment(
+            "_answer.html", view=answer_view(result, query.permalink), permalink=query.permalink
+        )
         return {"html": html, "answer_id": result.answer_id, "permalink": query.permalink}
 
     events = answer_events(
@@ -146,14 +149,23 @@ async def ask_stream(request: Request, actor: Reader) -> Response:
 
 
 @router.get("/answers/{answer_id}/citations/{ref}")
-def open_citation(answer_id: str, ref: str, request: Request, actor: Reader) -> Response:
-    """A footnote, resolved for the reader now: to a fresh link, or a page saying why not."""
+def open_citation(
+    answer_id: str,
+    ref: str,
+    request: Request,
+    actor: Reader,
+    back: Annotated[str | None, Query(max_length=2048)] = None,
+) -> Response:
+    """A footnote, resolved for the reader now: to a fresh link, or a page saying why not.
+    ``back``, the answer's permalink, is passed on to the viewer (which checks it)."""
     services = edge(request).services
     target = services.audit.target(answer_id, ref, actor)
     link = services.resolver.resolve([target], actor)[0]
     href = link.href or ""
     viewer = link.state in (LinkState.VIEWER, LinkState.SUPERSEDED)
     # Only the two shapes the resolver makes are followed (as on the answer page).
+    if viewer and href.startswith("/v1/sources/") and back_link(back):
+        href = with_params(href, [("back", back or "")])
     if (viewer and href.startswith("/v1/sources/")) or (
         link.state is LinkState.CANONICAL and href.startswith("https://")
     ):

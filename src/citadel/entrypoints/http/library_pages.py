@@ -2,8 +2,10 @@
 
 A source's page shows its versions (ingest date, pages, sections, chunks), the
 current version's sections with their chunk counts, and — for librarians and
-admins, who may change it — who may read it. (Deleting and re-uploading from
-that page are not built yet; ``may_manage`` is where they belong.)
+admins, who may change it — who may read it, a form to upload its next version
+(the library's upload route, naming this source) and a delete button. Deleting
+asks for confirmation on a page of its own first; both steps are CSRF-checked
+posts, and deleting drops the source's kept original PDFs too.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from citadel.entrypoints.http.pages import page
 from citadel.entrypoints.http.presenters import source_view
 from citadel.entrypoints.http.security import CSRF_FIELD
 from citadel.entrypoints.http.uploads import OPTION_FIELDS, ingest_upload, received, spool_root
-from citadel.entrypoints.http.web import Reader, check_csrf
+from citadel.entrypoints.http.web import Reader, check_csrf, form_fields
 from citadel.entrypoints.present.labels import human_bytes
 
 router = APIRouter(include_in_schema=False)
@@ -136,4 +138,29 @@ def source_page(source_id: str, request: Request, actor: Reader) -> Response:
         first_ingested=min((v.created_at for v in versions), default=""),
         sections=sections,
         may_manage=actor.role in MANAGERS,
+        href=source_href(source_id),
+        max_size=human_bytes(services.settings.max_file_bytes),
     )
+
+
+@router.post("/library/{source_id}/delete")
+async def delete_source(source_id: str, request: Request, actor: Reader) -> Response:
+    """Delete a source (librarians and admins), once confirmed on the page this post
+    shows without ``confirm=yes``; its citations then resolve as "deleted"."""
+    if actor.role not in MANAGERS:
+        raise Forbidden("only librarians and admins delete sources")
+    fields = await form_fields(request)
+    check_csrf(request, fields.get(CSRF_FIELD))
+    services = edge(request).services
+    source = services.library.show(source_id, actor).source
+    if fields.get("confirm") != "yes":
+        return page(
+            request,
+            "source_delete.html",
+            source=source_view(source, actor),
+            href=source_href(source_id),
+        )
+    await run_in_threadpool(services.library.delete, source_id, actor)
+    if services.originals is not None:
+        services.originals.forget(actor.tenant, source_id)
+    return _library(request, actor, message=f"deleted: {source.title} ({source_id})")

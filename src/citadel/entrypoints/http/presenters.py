@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from citadel.domain.answer import AnswerResult, Citation, DegradedReason, LinkState
 from citadel.domain.document import Chunk
@@ -103,10 +103,12 @@ class Footnote:
         return SUPPORT_WORDS.get(self.support, "")
 
 
-def footnote_href(answer_id: str, ref: str) -> str:
+def footnote_href(answer_id: str, ref: str, back: str = "") -> str:
     """The route a footnote opens: it resolves the citation again for the reader when
-    clicked and redirects to a freshly signed link, so it never expires on the page."""
-    return f"/answers/{quote(answer_id, safe='')}/citations/{quote(ref, safe='')}"
+    clicked and redirects to a freshly signed link, so it never expires on the page.
+    ``back``, the answer's permalink, rides along to the viewer's way back."""
+    href = f"/answers/{quote(answer_id, safe='')}/citations/{quote(ref, safe='')}"
+    return href + ("?" + urlencode({"back": back}) if back else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +184,7 @@ def where(citation: Citation) -> str:
     return footnote(0, citation).removeprefix("[0] ")
 
 
-def answer_view(result: AnswerResult) -> AnswerView:
+def answer_view(result: AnswerResult, back: str = "") -> AnswerView:
     sentences: list[Sentence] = []
     footnotes: list[Footnote] = []
     numbers: dict[str, int] = {}
@@ -200,7 +202,9 @@ def answer_view(result: AnswerResult) -> AnswerView:
                             where=where(citation),
                             state=citation.link_state.value,
                             label=LINK_WORDS[citation.link_state],
-                            href=footnote_href(result.answer_id, citation.ref) if href else None,
+                            href=footnote_href(result.answer_id, citation.ref, back)
+                            if href
+                            else None,
                             external=external,
                             support=support_mark(citation),
                         )

@@ -1,40 +1,55 @@
-"""The signed viewer: a version's text around a cited chunk, the chunk highlighted.
+"""The signed viewer: the cited page of a PDF as printed, or the cited section, span marked.
 
 Nothing is shown before the token is verified for this reader, this source
 and this version, and the reader's authorization is checked again now (the
-token proves only that the application once offered the link).
+token proves only that the application once offered the link). The page image
+is its own route under the same token, so every image request is checked again
+in the same way; it exists only for a PDF version whose original was kept (an
+upload), and the viewer shows text only otherwise.
 """
 
 from __future__ import annotations
 
-import time
-from typing import Annotated
+from collections.abc import Sequence
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from citadel.app.errors import NotFound
 from citadel.bootstrap import Services
+from citadel.domain.document import Chunk
 from citadel.domain.users import Actor
-from citadel.domain.viewer import ViewerLinkRefused, ViewerRefusal
 from citadel.entrypoints.http.auth import ReaderActor, edge
-from citadel.entrypoints.http.pages import page
-from citadel.entrypoints.http.presenters import Span, viewer_spans
+from citadel.entrypoints.http.pages import page as html_page
+from citadel.entrypoints.http.viewer_pages import (
+    authorize,
+    back_link,
+    image_href,
+    original_pdf,
+    page_spans,
+    section_view,
+    viewer_href,
+)
 from citadel.entrypoints.present.labels import chapter_label, pages_label
 
 router = APIRouter(prefix="/v1", tags=["v1"])
+
+MAX_PAGE = 100_000
+
+_REFUSALS: dict[int | str, dict[str, Any]] = {
+    401: {"description": "Not signed in"},
+    403: {"description": "The link is not valid for you, or you may not read the source"},
+    404: {"description": "No such source, version, chunk or page"},
+}
 
 
 @router.get(
     "/sources/{source_id}/versions/{version}/view",
     response_class=HTMLResponse,
-    responses={
-        401: {"description": "Not signed in"},
-        403: {"description": "The link is not valid for you, or you may not read the source"},
-        404: {"description": "No such source, version or chunk"},
-    },
+    responses=_REFUSALS,
 )
 async def view(
     source_id: str,
@@ -43,37 +58,121 @@ async def view(
     actor: ReaderActor,
     chunk: Annotated[str, Query(max_length=256)],
     token: Annotated[str, Query(max_length=2048)],
+    page: Annotated[int | None, Query(ge=1, le=MAX_PAGE)] = None,
+    back: Annotated[str | None, Query(max_length=2048)] = None,
 ) -> Response:
-    """The cited span of one version, for the reader the signed link was made for."""
+    """The cited span of one version, for the reader the signed link was made for: a
+    PDF's page (``page``, the cited one by default) or the cited section."""
     services = edge(request).services
-    title, spans, where = await run_in_threadpool(
-        _viewable, services, actor, source_id, version, chunk, token
+    context = await run_in_threadpool(
+        _viewable, services, actor, source_id, version, chunk, token, page, back
     )
-    return page(
-        request,
-        "viewer.html",
-        title=title,
-        version=version,
-        where=where,
-        spans=spans,
-    )
+    return html_page(request, "viewer.html", **context)
+
+
+@router.get(
+    "/sources/{source_id}/versions/{version}/pages/{page}.png",
+    response_class=Response,
+    responses={200: {"content": {"image/png": {}}}, **_REFUSALS},
+)
+async def page_image(
+    source_id: str,
+    version: int,
+    page: Annotated[int, Path(ge=1, le=MAX_PAGE)],
+    request: Request,
+    actor: ReaderActor,
+    chunk: Annotated[str, Query(max_length=256)],
+    token: Annotated[str, Query(max_length=2048)],
+) -> Response:
+    """One page of a PDF version as a PNG, the cited span highlighted on its pages."""
+    services = edge(request).services
+    png = await run_in_threadpool(_image, services, actor, source_id, version, chunk, token, page)
+    return Response(png, media_type="image/png", headers={"Cache-Control": "private, no-store"})
+
+
+def _image(
+    services: Services,
+    actor: Actor,
+    source_id: str,
+    version: int,
+    chunk: str,
+    token: str,
+    page: int,
+) -> bytes:
+    cited = authorize(services, actor, source_id, version, chunk, token)
+    pdf = original_pdf(services, actor, cited)
+    if pdf is None or services.pages is None:
+        raise NotFound(f"no page image is kept for version {version} of {source_id}")
+    highlight = cited.quoted if cited.cites_page(page) else None
+    try:
+        return services.pages.render(pdf, page, highlight).png
+    except IndexError:
+        raise NotFound(f"version {version} of {source_id} has no page {page}") from None
+    except ValueError as exc:
+        raise NotFound(f"page {page} cannot be shown: {exc}") from None
 
 
 def _viewable(
-    services: Services, actor: Actor, source_id: str, version: int, chunk: str, token: str
-) -> tuple[str, list[Span], str]:
-    grant = services.viewer.verify(
-        token, user_id=actor.user_id, source_id=source_id, version=version, now=time.time()
+    services: Services,
+    actor: Actor,
+    source_id: str,
+    version: int,
+    chunk: str,
+    token: str,
+    page: int | None,
+    back: str | None,
+) -> dict[str, Any]:
+    cited = authorize(services, actor, source_id, version, chunk, token)
+    back = back_link(back)
+    context: dict[str, Any] = {
+        "title": cited.details.source.title,
+        "version": version,
+        "where": _where(cited.cited),
+        "back": back,
+        "headings": (),
+        "image": None,
+        "shown": None,
+    }
+    if not cited.paged:
+        if page is not None:
+            raise NotFound(f"version {version} of {source_id} has no pages")
+        context["headings"], context["spans"] = section_view(cited)
+        return context
+    count = cited.version.page_count
+    pdf = original_pdf(services, actor, cited)
+    if pdf is not None and services.pages is not None:
+        try:
+            count = services.pages.page_count(pdf)
+        except ValueError:
+            pdf = None
+    shown = page or cited.cited.page_start or 1
+    if shown > count:
+        raise NotFound(f"version {version} of {source_id} has no page {shown}")
+    context.update(
+        spans=page_spans(cited, shown),
+        shown=shown,
+        count=count,
+        label=_label(cited.chunks, shown),
+        cited_here=cited.cites_page(shown),
+        image=image_href(cited, token, shown) if pdf is not None else None,
+        cited_page=cited.cited.page_start,
+        previous=viewer_href(services, actor, cited, page=shown - 1, back=back)
+        if shown > 1
+        else None,
+        next=viewer_href(services, actor, cited, page=shown + 1, back=back)
+        if shown < count
+        else None,
+        cited_href=viewer_href(services, actor, cited, back=back),
     )
-    if grant.chunk_id != chunk:
-        raise ViewerLinkRefused(ViewerRefusal.WRONG_TARGET)
-    # Authorization now (tenant, groups, deletion, retention), not when the link was made.
-    details = services.library.show(source_id, actor)
-    chunks = services.library.chunks(source_id, actor, version)
-    spans = viewer_spans(chunks, grant.chunk_id, span=grant.span)
-    if spans is None:
-        raise NotFound(f"version {version} of {source_id} has no chunk {grant.chunk_id}")
-    cited = next(c for c in chunks if c.chunk_id == grant.chunk_id)
+    return context
+
+
+def _label(chunks: Sequence[Chunk], page: int) -> str:
+    """The printed label of physical page ``page``, from a chunk that starts there."""
+    return next((c.page_label_start or "" for c in chunks if c.page_start == page), "")
+
+
+def _where(cited: Chunk) -> str:
     pages = ""
     if cited.page_label_start:
         end = cited.page_label_end or cited.page_label_start
@@ -82,7 +181,7 @@ def _viewable(
             if end == cited.page_label_start
             else f"{cited.page_label_start}–{end}"
         )
-    where = ", ".join(
+    return ", ".join(
         p
         for p in (
             chapter_label(cited.chapter),
@@ -91,4 +190,3 @@ def _viewable(
         )
         if p
     )
-    return details.source.title, spans, where

@@ -150,16 +150,62 @@
         window.location.reload();
       });
     }
-    // The upload form: one submission at a time, and say that work is under way.
-    var upload = document.getElementById("upload-form");
-    if (upload) {
-      upload.addEventListener("submit", function () {
-        var button = upload.querySelector("button[type=submit]");
+    // Uploads (the library's form, a source's new version): sent by XMLHttpRequest so the
+    // bar shows the bytes sent; the page the server answers with replaces <main>. Without
+    // this script the plain form posts and the same page loads whole.
+    document.addEventListener("submit", function (event) {
+      var form = event.target;
+      if (!(form instanceof HTMLFormElement) || !form.hasAttribute("data-upload")) {
+        return;
+      }
+      if (!window.XMLHttpRequest || !window.FormData) {
+        return;
+      }
+      event.preventDefault();
+      var button = form.querySelector("button[type=submit]");
+      var bar = form.querySelector("progress.upload-progress");
+      if (button) {
+        button.disabled = true;
+        button.textContent = "Uploading…";
+      }
+      if (bar) {
+        bar.hidden = false;
+        bar.value = 0;
+      }
+      var xhr = new XMLHttpRequest();
+      xhr.open("POST", form.getAttribute("action"));
+      xhr.upload.addEventListener("progress", function (e) {
+        if (bar && e.lengthComputable && e.total > 0) {
+          bar.value = Math.round((100 * e.loaded) / e.total);
+        }
+      });
+      xhr.upload.addEventListener("load", function () {
+        if (bar) {
+          bar.value = 100;
+        }
         if (button) {
-          button.disabled = true;
           button.textContent = "Ingesting…";
         }
       });
-    }
+      xhr.addEventListener("load", function () {
+        var doc = new DOMParser().parseFromString(xhr.responseText, "text/html");
+        var main = doc.querySelector("main");
+        var here = document.querySelector("main");
+        if (main && here) {
+          here.replaceWith(document.adoptNode(main));
+          document.title = doc.title;
+          window.history.pushState(null, "", form.getAttribute("action"));
+        } else {
+          window.location.assign(form.getAttribute("action"));
+        }
+      });
+      xhr.addEventListener("error", function () {
+        if (button) {
+          button.disabled = false;
+          button.textContent = "Upload failed: try again";
+        }
+      });
+      xhr.send(new FormData(form));
+    });
   });
 })();
