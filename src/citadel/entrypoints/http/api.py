@@ -149,7 +149,8 @@ def healthz() -> dict[str, str]:
 
 @ops.get("/readyz", responses={503: {"description": "The store cannot be reached"}})
 async def readyz(request: Request) -> JSONResponse:
-    """Ready when the store answers a read; the generator's circuit state is reported too,
+    """Ready when the store answers a read (``database``: sqlite or postgresql; when it
+    does not, ``error`` names the failure's kind); the generator's circuit state is reported too,
     and how many chunks lack a vector for the configured embedding model.
 
     Neither an open circuit nor missing vectors make the instance unready: search,
@@ -161,13 +162,22 @@ async def readyz(request: Request) -> JSONResponse:
     services = edge(request).services
     local = edge(request).answering is services.answer
     generator = services.answer.generator_circuit.value if local else "remote"
+    database = "postgresql" if services.settings.postgres_url is not None else "sqlite"
     try:
         await asyncio.wait_for(
             run_in_threadpool(services.registry.get, "readyz", "readyz-probe"), 2.0
         )
-    except Exception:
+    except Exception as exc:
+        # What failed, by kind only (a timeout, the driver's OperationalError): the
+        # message may name hosts and sockets.
         return JSONResponse(
-            {"status": "unavailable", "store": "unreachable", "generator": generator},
+            {
+                "status": "unavailable",
+                "store": "unreachable",
+                "database": database,
+                "error": type(exc).__name__,
+                "generator": generator,
+            },
             status_code=503,
         )
     model = services.reindex.model
@@ -182,7 +192,13 @@ async def readyz(request: Request) -> JSONResponse:
     except Exception:
         vectors = None if model is None else {"model": model, "chunks": None, "missing": None}
     return JSONResponse(
-        {"status": "ready", "store": "ok", "generator": generator, "vectors": vectors}
+        {
+            "status": "ready",
+            "store": "ok",
+            "database": database,
+            "generator": generator,
+            "vectors": vectors,
+        }
     )
 
 
