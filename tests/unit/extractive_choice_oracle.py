@@ -104,10 +104,11 @@ def choose(
     wanted = unit_terms(question)
     df = Counter(t for c in candidates for t in c.unit.terms & wanted)
     idf = {t: math.log(1 + len(candidates) / df[t]) for t in df}
-    total = sum(idf.values())
+    # fsum, as choice.py since the hash-seed fix (test_extractive_hash_seed.py).
+    total = math.fsum(idf.values())
 
     def coverage(found: frozenset[str]) -> float:
-        return sum(idf[t] for t in found & idf.keys()) / total if total else 0.0
+        return math.fsum(idf[t] for t in found & idf.keys()) / total if total else 0.0
 
     lexical = [coverage(c.unit.terms) for c in candidates]
     heading_score = [coverage(unit_terms(h)) for h in headings]

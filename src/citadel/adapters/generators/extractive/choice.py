@@ -119,12 +119,14 @@ def choose(
     for candidate in candidates:
         df.update(candidate.unit.terms & wanted)
     idf = {t: math.log(1 + len(candidates) / df[t]) for t in df}
-    total = sum(idf.values())
+    # fsum: correctly rounded whatever the order, and a set's order follows the
+    # process's string-hash seed, so a plain sum could rank two units differently
+    # after a restart (seen: 1 request in 1,000).
+    total = math.fsum(idf.values())
     weight = idf.__getitem__
 
     def coverage(found: frozenset[str]) -> float:
-        # The same additions in the same order as a generator would make them.
-        return sum(map(weight, found & idf.keys())) / total if total else 0.0
+        return math.fsum(map(weight, found & idf.keys())) / total if total else 0.0
 
     lexical = [coverage(c.unit.terms) for c in candidates]
     heading_score = [coverage(unit_terms(h)) for h in headings]
