@@ -59,7 +59,8 @@ SETTINGS: tuple[Setting, ...] = (
         DatabaseLocation(),
         "",
         "SQLite database path, or a `postgresql://` URL (PostgreSQL with pgvector, which"
-        " several servers may share: docs/postgres.md)",
+        " several servers may share: docs/postgres.md; deploying several servers,"
+        " `citadel db migrate --to` from SQLite and `scripts/pg-dev`: docs/deployment.md)",
         shown="`$CITADEL_HOME/citadel.db`",
     ),
     Setting(
