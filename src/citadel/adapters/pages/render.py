@@ -19,13 +19,16 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-import pypdfium2 as pdfium
 
 from citadel.adapters.pages.png import encode_png
 from citadel.app.ports.pages import PageImage
+
+if TYPE_CHECKING:  # pdfium loads on the first render, not when the CLI starts
+    import pypdfium2 as pdfium
 
 MIN_MATCH = 24
 """Folded characters a partial match needs, so a common word is never boxed alone."""
@@ -115,6 +118,8 @@ class PdfiumRenderer:
 
 
 def _open(pdf: Path) -> pdfium.PdfDocument:
+    import pypdfium2 as pdfium  # loaded on first use (see above)
+
     try:
         return pdfium.PdfDocument(pdf)
     except pdfium.PdfiumError as exc:
