@@ -23,6 +23,7 @@ from citadel import package_version
 from citadel.app.answer import AnswerRequest
 from citadel.app.errors import AppError, IngestError, LibraryChanged
 from citadel.app.ingest import IngestOptions
+from citadel.app.originals import keep_original
 from citadel.app.ports import ProgressCallback
 from citadel.bootstrap import Services
 from citadel.domain.search import SearchRequest
@@ -143,6 +144,7 @@ def ingest(
                         progress=parsed,
                         embed_progress=embedded,
                     )
+                keep_original(services.originals, services.library, path, report, operator)
             except AppError as exc:
                 # A refused file (IngestError), or what stops any file now (the
                 # embedding model cannot load): reported per path, the rest go on.

@@ -33,6 +33,7 @@ from starlette.requests import Request
 
 from citadel.app.errors import Forbidden, InvalidRequest
 from citadel.app.ingest import IngestOptions, IngestReport
+from citadel.app.originals import keep_original
 from citadel.bootstrap import Services
 from citadel.domain.users import Actor
 from citadel.entrypoints.http.errors import TooLarge
@@ -224,27 +225,8 @@ def ingest_upload(services: Services, upload: Upload, actor: Actor) -> IngestRep
     options = options_for(upload, actor)
     document = services.documents.received(upload.path, name=upload.filename)
     report = services.ingest.ingest(document, options, actor=actor)
-    keep_original(services, upload.path, report, actor)
+    keep_original(services.originals, services.library, upload.path, report, actor)
     return report
-
-
-def keep_original(services: Services, path: Path, report: IngestReport, actor: Actor) -> None:
-    """Keep an uploaded PDF as its version's original, for the viewer's page images
-    (once per version: an unchanged upload keeps one only if there is none yet)."""
-    originals = services.originals
-    if originals is None or not _is_pdf(path):
-        return
-    tenant, source_id = actor.tenant, report.source_id
-    if report.status == "unchanged" and originals.find(tenant, source_id, report.version):
-        return
-    versions = services.library.show(source_id, actor).versions
-    retained = [v.version for v in versions if v.retained]
-    originals.keep(tenant, source_id, report.version, path, retained)
-
-
-def _is_pdf(path: Path) -> bool:
-    with path.open("rb") as handle:
-        return handle.read(5) == b"%PDF-"
 
 
 def spool_root(services: Services) -> Path:

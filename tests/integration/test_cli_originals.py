@@ -1,0 +1,42 @@
+"""A PDF ingested by the CLI keeps its original, as an upload does: the viewer can
+then show its cited page as printed (the rule lives in app/originals.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from citadel.adapters.pages import FileOriginals
+from citadel.entrypoints.cli import app
+from tests.http.pdf_sample import write_pdf
+
+ENV = {"CITADEL_HOME": "", "CITADEL_DB": "", "CITADEL_EMBEDDER": "none"}
+
+
+def _ingest(home: Path, *files: Path) -> list[dict[str, object]]:
+    outcome = CliRunner().invoke(
+        app, ["ingest", "--home", str(home), "--json", *map(str, files)], env=ENV
+    )
+    assert outcome.exit_code == 0, outcome.output
+    return [json.loads(line) for line in outcome.stdout.splitlines() if line.startswith("{")]
+
+
+def test_a_pdf_ingested_by_the_cli_keeps_its_original_and_markdown_does_not(
+    tmp_path: Path,
+) -> None:
+    pdf = write_pdf(tmp_path / "book.pdf", [["Chapter one", "Vectors hold values."]])
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nMatrices hold values in rows.\n", encoding="utf-8")
+    home = tmp_path / "home"
+    reports = _ingest(home, pdf, notes)
+    assert [r["status"] for r in reports] == ["created", "created"]
+    originals = FileOriginals(home / "originals")
+    kept = originals.find("default", str(reports[0]["source_id"]), int(str(reports[0]["version"])))
+    assert kept is not None and kept.read_bytes() == pdf.read_bytes()
+    assert originals.find("default", str(reports[1]["source_id"]), 1) is None
+    # Ingesting the same PDF again changes nothing and keeps the one original.
+    again = _ingest(home, pdf)
+    assert again[0]["status"] == "unchanged"
+    assert originals.find("default", str(reports[0]["source_id"]), 1) == kept
