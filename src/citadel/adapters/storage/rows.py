@@ -1,4 +1,4 @@
-"""Row mapping between SQLite and domain values."""
+"""Row mapping between the stores (SQLite, PostgreSQL) and domain values."""
 
 from __future__ import annotations
 
