@@ -8,11 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 from typer.testing import CliRunner
 
+from citadel.adapters.postgres import lexical
 from citadel.adapters.postgres.library import PostgresLibrary
+from citadel.app.errors import ServiceUnavailable
 from citadel.bootstrap import build
 from citadel.config import Settings
+from citadel.domain.search import SearchFilters
+from citadel.domain.source import AccessScope
 from citadel.entrypoints.cli import app
 from tests.integration.test_cli import CLEAN_ENV
 
@@ -59,3 +64,25 @@ def test_build_chooses_the_postgresql_library_by_the_url(postgres_url: str, tmp_
         assert not isinstance(services.registry, PostgresLibrary)
     finally:
         services.close()
+
+
+def test_a_lexical_search_the_store_keeps_outrunning_is_a_retryable_refusal(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A phrase (two tokens: "one-at") is read from the store when the index lacks it;
+    if every read finds the store moved on (servers writing meanwhile), the search is
+    ServiceUnavailable (HTTP 503, try again), not a RuntimeError (500). Seen under a
+    steady writer: 3 of ~90 searches answered 500."""
+    book = tmp_path / "runbook.md"
+    book.write_text(BOOK)
+    env = {**CLEAN_ENV, "CITADEL_DB": postgres_url, "CITADEL_HOME": str(tmp_path / "home")}
+    run({**env, "CITADEL_EMBEDDER": "none"}, "ingest", str(book), "--json")
+    library = PostgresLibrary(postgres_url)
+    scope = AccessScope(tenant="default", groups=frozenset(), unrestricted=True)
+    try:
+        assert len(library.search(["one-at"], scope, SearchFilters(), 10)) == 1
+        monkeypatch.setattr(lexical, "read_phrase", lambda *_: None)
+        with pytest.raises(ServiceUnavailable, match="kept changing"):
+            library.search(["a-time"], scope, SearchFilters(), 10)
+    finally:
+        library.close()

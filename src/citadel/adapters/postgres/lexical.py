@@ -25,6 +25,7 @@ from citadel.adapters.postgres.lexical_build import read_index, read_phrase
 from citadel.adapters.storage.lexical_memory import MemoryIndex, Postings
 from citadel.adapters.storage.lexical_rank import memory_mask, rank_terms
 from citadel.adapters.storage.tokens import QueryTokens
+from citadel.app.errors import ServiceUnavailable
 from citadel.app.ports import LexicalHit
 from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope
@@ -67,7 +68,9 @@ class PostgresLexical:
             found = self._rank(index, terms, scope, filters, limit)
             if found is not None:
                 return found
-        raise RuntimeError("the library kept changing during a lexical search; try again")
+        # Another server kept writing (each write moves the generation): a busy store,
+        # which every edge answers as retryable (HTTP 503), never an internal error.
+        raise ServiceUnavailable("the library kept changing during a lexical search; try again")
 
     def index(self, tenant: str) -> MemoryIndex:
         """``tenant``'s index at the database's current generation (read if behind)."""
