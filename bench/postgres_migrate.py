@@ -2,9 +2,10 @@
 
 Ingests HTML pages of the PostgreSQL manual (``../shared/books/html``) into a SQLite
 library until it holds ``--chunks`` chunks (no answers: the audit chain is empty;
-the tests copy chains), then runs the CLI's ``db migrate --to`` into a fresh embedded PostgreSQL database
-(``tests/postgres.py``) and prints its per-stage times (copy per table, lexical rows,
-verification) and the whole command's wall time, audit verify included.
+the tests copy chains), then runs the CLI's ``db migrate --to`` into a fresh
+embedded PostgreSQL database (``tests/postgres.py``) and prints its per-stage times
+(copy per table, lexical rows, verification) and the whole command's wall time,
+audit verify included.
 
 Run:
   .venv/bin/python bench/postgres_migrate.py --chunks 10000
