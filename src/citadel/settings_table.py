@@ -1,11 +1,9 @@
 """Every setting, declared once: its variable, where it lands, kind, default and meaning.
 
-``citadel.config`` builds ``Settings`` from this table (and takes its dataclass
-defaults from it); the README's configuration table is ``markdown_table()``
-(``scripts/settings_table.py`` writes it, a test compares), and CLI help that
-names a default asks ``cli_default``. A default a lower layer owns (the answer
-``Limits``, the ``FusionPolicy``, the HNSW threshold) is read from there, not
-written again.
+``citadel.config`` builds ``Settings`` (and its defaults) from this table; the
+README's table is ``markdown_table()`` (``scripts/settings_table.py`` writes it, a
+test compares); CLI help asks ``cli_default``. A default a lower layer owns
+(``Limits``, ``FusionPolicy``, the HNSW threshold) is read from there.
 
 ``field`` is where the value lands: an attribute of ``Settings``, or
 ``group.attribute`` for ``limits``, ``fusion``, ``llm`` and ``http``.
