@@ -210,6 +210,7 @@ def _stores(settings: Settings, serving: bool) -> tuple[_Library, UserStore, Aud
             weights=settings.bm25_weights,
             max_term_share=settings.max_term_share,
             hnsw_min_vectors=settings.hnsw_min_vectors,
+            hnsw_background=serving,
         )
         return shared, PostgresUsers(shared.database), PostgresAuditLog(shared.database, key_file)
     library = SqliteLibrary(

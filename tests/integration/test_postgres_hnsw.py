@@ -144,3 +144,39 @@ def test_below_the_threshold_the_search_is_exact(
     finally:
         exact.close()
         high.close()
+
+
+def test_a_server_builds_the_index_in_the_background_and_searches_exactly_meanwhile(
+    shelf: tuple[str, Shelf], graph_calls: list[int]
+) -> None:
+    """A long-running server (``hnsw_background``, as bootstrap sets when serving) does
+    not hold its first search for the build (400 s at 100k here): that search is exact,
+    the index is made by CREATE INDEX CONCURRENTLY in a thread, and once it is valid
+    the searches go through it; a second server finds it made and builds nothing."""
+    url, stored = shelf
+    exact = PostgresLibrary(url, hnsw_min_vectors=0)
+    server = PostgresLibrary(url, hnsw_min_vectors=100, hnsw_background=True)
+    try:
+        q = queries(1)[0]
+        assert dense(server, q) == dense(exact, q)  # type: ignore[arg-type]
+        assert graph_calls == []  # the index was not there: exact
+        server._dense._graph.wait(60)
+        with psycopg.connect(url) as conn:
+            row = conn.execute(
+                "SELECT i.indisvalid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid"
+                " WHERE c.relname = %s",
+                (index_name(MODEL, DIMENSION),),
+            ).fetchone()
+        assert row == (True,)
+        got = dense(server, q)  # type: ignore[arg-type]
+        assert len(graph_calls) == 1
+        assert all(h.score == pytest.approx(float(stored.vectors[h.chunk_id] @ q)) for h in got)
+        other = PostgresLibrary(url, hnsw_min_vectors=100, hnsw_background=True)
+        try:
+            dense(other, q)  # type: ignore[arg-type]
+            assert len(graph_calls) == 2 and not other._dense._graph._building
+        finally:
+            other.close()
+    finally:
+        exact.close()
+        server.close()

@@ -42,6 +42,7 @@ class PostgresDense:
         *,
         hnsw_min_vectors: int = DEFAULT_MIN_VECTORS,
         exact_share: float = DEFAULT_EXACT_SHARE,
+        hnsw_background: bool = False,
     ) -> None:
         self._db = db
         self._lock = threading.Lock()
@@ -49,7 +50,7 @@ class PostgresDense:
         self._rows_of_key: dict[str, list[int]] = {}
         self._hnsw_min = hnsw_min_vectors
         self._exact_share = exact_share
-        self._graph = PgvectorIndex(db)
+        self._graph = PgvectorIndex(db, background=hnsw_background)
 
     def search(
         self, vector: Vectors, model: str, scope: AccessScope, filters: SearchFilters, limit: int
@@ -81,6 +82,8 @@ class PostgresDense:
         k = min(limit, candidates.size)
         if candidates.size < self._exact_share * total or candidates.size <= limit:
             return None
+        if not self._graph.ensure(model, int(query.size)):
+            return None  # being built in the background: exact meanwhile
         wanted = min(_MAX_KEYS, max(k, int(_OVERFETCH * k * total / candidates.size)))
         keys = self._graph.nearest_keys(query, model, wanted)
         rows_of_key = self._rows_of_key

@@ -4,7 +4,11 @@
 as the SQLite library uses hnswlib. The index is a partial expression index on
 ``embeddings`` (``vector::vector(dim)`` with ``vector_cosine_ops``, ``WHERE model =``
 the model), made by the first search that needs it (one server builds it; the
-others wait on its lock, then find it). It is a candidate generator only: it returns
+others wait on its lock, then find it). With ``background`` (long-running servers) it
+is built in a thread by ``CREATE INDEX CONCURRENTLY`` on a connection of its own,
+which blocks neither ingests nor searches: until it is valid, ``ensure`` says no
+and the search is exact; one server builds (a session advisory lock), the others
+find it valid later. It is a candidate generator only: it returns
 embedding keys, which ``dense.py`` maps to the current rows the actor may read and
 re-scores exactly, so a stale or foreign key can cost recall but is never returned.
 Iterative scans (pgvector 0.8, ``relaxed_order``) keep reading the graph until
@@ -14,8 +18,12 @@ enough keys are found.
 from __future__ import annotations
 
 import hashlib
+import logging
+import threading
+import time
 
 import numpy as np
+import psycopg
 from psycopg import sql
 
 from citadel.adapters.postgres.database import Database
@@ -26,6 +34,7 @@ M = 16
 EF_CONSTRUCTION = 200
 EF_SEARCH = 200
 _MAX_SCAN_TUPLES = 100_000
+_log = logging.getLogger(__name__)
 
 
 def index_name(model: str, dimension: int) -> str:
@@ -34,36 +43,92 @@ def index_name(model: str, dimension: int) -> str:
 
 
 class PgvectorIndex:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, background: bool = False) -> None:
         self._db = db
+        self._background = background
         self._ready: set[str] = set()
+        self._building: dict[str, threading.Thread] = {}
+        self._lock = threading.Lock()
 
-    def ensure(self, model: str, dimension: int) -> None:
-        """The model's index, made if missing (outside any library transaction: it
-        changes no row, so no server's search indexes need reading again)."""
+    def ensure(self, model: str, dimension: int) -> bool:
+        """Whether the model's index can answer now. Without ``background`` it is made
+        here if missing (outside any library transaction: it changes no row, so no
+        server's search indexes need reading again); with it, a thread makes it and
+        this says no until the index is valid."""
         name = index_name(model, dimension)
         if name in self._ready:
-            return
-        statement = sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {name} ON embeddings USING hnsw"
-            " ((vector::vector({dim})) vector_cosine_ops)"
-            " WITH (m = {m}, ef_construction = {ef}) WHERE model = {model}"
-        ).format(
-            name=sql.Identifier(name),
-            dim=sql.Literal(dimension),
-            m=sql.Literal(M),
-            ef=sql.Literal(EF_CONSTRUCTION),
-            model=sql.Literal(model),
+            return True
+        if not self._background:
+            with self._db.transaction(library=False) as conn:
+                conn.execute(_create(name, model, dimension, concurrently=False))
+            self._ready.add(name)
+            return True
+        if self._valid(name):
+            self._ready.add(name)
+            return True
+        with self._lock:
+            thread = self._building.get(name)
+            if thread is None or not thread.is_alive():
+                thread = threading.Thread(
+                    target=self._build,
+                    args=(name, model, dimension),
+                    name=f"citadel-pgvector-{name}",
+                    daemon=True,
+                )
+                self._building[name] = thread
+                thread.start()
+        return False
+
+    def wait(self, timeout_s: float | None = None) -> None:
+        """Until the builds started so far end (tests; a server never waits)."""
+        with self._lock:
+            threads = list(self._building.values())
+        for thread in threads:
+            thread.join(timeout_s)
+
+    def _valid(self, name: str) -> bool:
+        with self._db.read() as conn:
+            row = conn.execute(
+                "SELECT i.indisvalid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid"
+                " WHERE c.relname = %s",
+                (name,),
+            ).fetchone()
+        return bool(row and row[0])
+
+    def _build(self, name: str, model: str, dimension: int) -> None:
+        lock = int.from_bytes(
+            hashlib.blake2b(name.encode(), digest_size=8).digest(), "big", signed=True
         )
-        with self._db.transaction(library=False) as conn:
-            conn.execute(statement)
-        self._ready.add(name)
+        began = time.perf_counter()
+        try:
+            # Its own connection: a build of minutes must not hold one of the pool's.
+            with psycopg.connect(self._db.url, autocommit=True) as conn:
+                (mine,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,)).fetchone() or (
+                    False,
+                )
+                if not mine:
+                    return  # another server builds it; a later search finds it valid
+                try:
+                    # A build that died leaves an invalid index behind, which IF NOT
+                    # EXISTS would keep; no one else builds it while the lock is held.
+                    if not self._valid(name):
+                        conn.execute(
+                            sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(
+                                sql.Identifier(name)
+                            )
+                        )
+                    conn.execute(_create(name, model, dimension, concurrently=True))
+                finally:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
+            _log.info("pgvector HNSW index %s built in %.1f s", name, time.perf_counter() - began)
+        except psycopg.Error as error:
+            # The search stays exact; the next one that needs the index tries again.
+            _log.warning("pgvector HNSW index %s not built: %s", name, type(error).__name__)
 
     def nearest_keys(self, vector: Vectors, model: str, k: int) -> list[str]:
         """Up to ``k`` embedding keys nearest ``vector`` by cosine distance (approximate)."""
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         dimension = int(query.size)
-        self.ensure(model, dimension)
         # The model as a literal: a partial index's predicate must be provable from the
         # query text (a bound parameter would leave the planner a sequential scan).
         search = sql.SQL(
@@ -78,3 +143,18 @@ class PgvectorIndex:
             )
             rows = conn.execute(search, (query, k), prepare=False).fetchall()
         return [str(row[0]) for row in rows]
+
+
+def _create(name: str, model: str, dimension: int, *, concurrently: bool) -> sql.Composed:
+    return sql.SQL(
+        "CREATE INDEX {how} IF NOT EXISTS {name} ON embeddings USING hnsw"
+        " ((vector::vector({dim})) vector_cosine_ops)"
+        " WITH (m = {m}, ef_construction = {ef}) WHERE model = {model}"
+    ).format(
+        how=sql.SQL("CONCURRENTLY" if concurrently else ""),
+        name=sql.Identifier(name),
+        dim=sql.Literal(dimension),
+        m=sql.Literal(M),
+        ef=sql.Literal(EF_CONSTRUCTION),
+        model=sql.Literal(model),
+    )

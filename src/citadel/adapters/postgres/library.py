@@ -49,12 +49,17 @@ class PostgresLibrary:
         max_term_share: float = DEFAULT_MAX_TERM_SHARE,
         hnsw_min_vectors: int = DEFAULT_MIN_VECTORS,
         pool_size: int = DEFAULT_POOL_SIZE,
+        hnsw_background: bool = False,
     ) -> None:
         """``hnsw_min_vectors``: from this many current vectors, dense search asks
-        pgvector's HNSW index for candidates (0: always exact; see ``hnsw.py``)."""
+        pgvector's HNSW index for candidates (0: always exact; see ``hnsw.py``).
+        ``hnsw_background``: a missing index is built in a thread, searching exactly
+        meanwhile (long-running servers)."""
         self._db = Database(url, pool_size=pool_size)
         self._lexical = PostgresLexical(self._db, weights=weights, max_term_share=max_term_share)
-        self._dense = PostgresDense(self._db, hnsw_min_vectors=hnsw_min_vectors)
+        self._dense = PostgresDense(
+            self._db, hnsw_min_vectors=hnsw_min_vectors, hnsw_background=hnsw_background
+        )
         self._registry = PostgresRegistry(self._db)
         self._chunks = PostgresChunks(self._db)
         self._embeddings = PostgresEmbeddings(self._db)
