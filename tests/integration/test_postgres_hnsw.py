@@ -14,6 +14,7 @@ import numpy as np
 import psycopg
 import pytest
 
+from citadel.adapters.postgres import hnsw
 from citadel.adapters.postgres.hnsw import PgvectorIndex, index_name
 from citadel.adapters.postgres.library import PostgresLibrary
 from citadel.domain.search import SearchFilters
@@ -182,6 +183,35 @@ def test_a_server_builds_the_index_in_the_background_and_searches_exactly_meanwh
             assert len(graph_calls) == 2 and not other._dense._graph._building
         finally:
             other.close()
+    finally:
+        exact.close()
+        server.close()
+
+
+def test_a_background_build_that_fails_is_not_retried_by_every_search(
+    shelf: tuple[str, Shelf], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build that cannot run (here: its connection refused) leaves the searches
+    exact and is tried again only after RETRY_AFTER_S, not once per search."""
+    url, _ = shelf
+    attempts: list[str] = []
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        attempts.append(str(args[0]))
+        raise psycopg.OperationalError("refused")
+
+    monkeypatch.setattr(hnsw.psycopg, "connect", refused)
+    exact = PostgresLibrary(url, hnsw_min_vectors=0)
+    server = PostgresLibrary(url, hnsw_min_vectors=100, hnsw_background=True)
+    try:
+        for q in queries(5):
+            assert dense(server, q) == dense(exact, q)  # type: ignore[arg-type]
+            server._dense._graph.wait(30)
+        assert len(attempts) == 1
+        monkeypatch.setattr(hnsw, "RETRY_AFTER_S", 0.0)
+        dense(server, queries(1)[0])  # type: ignore[arg-type]
+        server._dense._graph.wait(30)
+        assert len(attempts) == 2
     finally:
         exact.close()
         server.close()

@@ -34,6 +34,8 @@ M = 16
 EF_CONSTRUCTION = 200
 EF_SEARCH = 200
 _MAX_SCAN_TUPLES = 100_000
+# After a failed background build, searches stay exact this long before another try.
+RETRY_AFTER_S = 60.0
 _log = logging.getLogger(__name__)
 
 
@@ -48,6 +50,7 @@ class PgvectorIndex:
         self._background = background
         self._ready: set[str] = set()
         self._building: dict[str, threading.Thread] = {}
+        self._failed_at: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def ensure(self, model: str, dimension: int) -> bool:
@@ -68,7 +71,9 @@ class PgvectorIndex:
             return True
         with self._lock:
             thread = self._building.get(name)
-            if thread is None or not thread.is_alive():
+            failed = self._failed_at.get(name)
+            retry = failed is None or time.monotonic() - failed >= RETRY_AFTER_S
+            if (thread is None or not thread.is_alive()) and retry:
                 thread = threading.Thread(
                     target=self._build,
                     args=(name, model, dimension),
@@ -122,7 +127,9 @@ class PgvectorIndex:
                     conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
             _log.info("pgvector HNSW index %s built in %.1f s", name, time.perf_counter() - began)
         except psycopg.Error as error:
-            # The search stays exact; the next one that needs the index tries again.
+            with self._lock:
+                self._failed_at[name] = time.monotonic()
+            # The searches stay exact; one after RETRY_AFTER_S tries again.
             _log.warning("pgvector HNSW index %s not built: %s", name, type(error).__name__)
 
     def nearest_keys(self, vector: Vectors, model: str, k: int) -> list[str]:
