@@ -5,8 +5,9 @@ the real adapters and pass the same contract suites (``tests/contract``).
 
 The ports by family: ``documents`` (parsers and readers), ``library`` (registry,
 chunks, indexes, retrieval), ``inference`` (embedder, generator), ``users``, and
-``records`` (audit log, trust metrics, clock). This package is their public
-surface: import ports from ``citadel.app.ports``.
+``records`` (audit log, trust metrics, clock), ``operations`` (ingest and
+search metrics). This package is their public surface: import ports from
+``citadel.app.ports``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from citadel.app.ports.library import (
     VectorIndex,
     Vectors,
 )
+from citadel.app.ports.operations import OperationMetrics
 from citadel.app.ports.records import AuditLog, Clock, TrustMetrics
 from citadel.app.ports.users import UserRecord, UserStore
 
@@ -50,6 +52,7 @@ __all__ = [
     "IncomingDocument",
     "LexicalHit",
     "LexicalIndex",
+    "OperationMetrics",
     "ProgressCallback",
     "Retrieval",
     "SourceRegistry",
