@@ -8,6 +8,7 @@ and the two rankings are fused into one score (``citadel.domain.fusion``).
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +18,7 @@ from citadel.app.ports import (
     ChunkStore,
     Embedder,
     LexicalIndex,
+    OperationMetrics,
     StoredPassage,
     VectorIndex,
     Vectors,
@@ -76,6 +78,7 @@ class SearchService:
         embedder: Embedder | None = None,
         fusion: FusionPolicy | None = None,
         candidates: int = DEFAULT_CANDIDATES,
+        metrics: OperationMetrics | None = None,
     ) -> None:
         if (vectors is None) != (embedder is None):
             raise ValueError("dense search needs both a vector index and an embedder")
@@ -88,12 +91,21 @@ class SearchService:
         self._candidates = candidates
         self._query_vectors = QueryVectorCache()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="citadel-dense")
+        self._metrics = metrics
 
     @property
     def dense_enabled(self) -> bool:
         return self._embedder is not None
 
     def search(self, request: SearchRequest, actor: Actor) -> SearchResult:
+        """``_search``, timed by the mode asked in ``metrics`` when it answers."""
+        started = time.perf_counter()
+        result = self._search(request, actor)
+        if self._metrics is not None:
+            self._metrics.search(request.mode.value, time.perf_counter() - started)
+        return result
+
+    def _search(self, request: SearchRequest, actor: Actor) -> SearchResult:
         """Rank the chunks ``actor`` may read; the query is always plain text."""
         query = request.query
         if utf8_size(query) > self._limits.max_query_bytes:
