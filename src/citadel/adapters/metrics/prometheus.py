@@ -1,8 +1,19 @@
-"""The trust metrics in a Prometheus registry of their own (served at /metrics)."""
+"""The trust, operation and HTTP metrics in a Prometheus registry of their own (served
+at /metrics), with the process' own (``process_*``, ``python_*``). docs/metrics.md
+lists every series and what an operator does with it."""
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
 
 _STAGE_BUCKETS = (
     0.0005,
@@ -22,10 +33,24 @@ _STAGE_BUCKETS = (
     30,
 )
 
+_REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+"""A ~5 ms to 5 s service: HTTP requests, RPCs, searches; the tail buckets catch
+streamed answers and stalls."""
+
+_INGEST_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
+"""A refusal takes milliseconds, a large PDF with its embedding minutes."""
+
 
 class PrometheusMetrics:
+    """Implements ``TrustMetrics`` and ``OperationMetrics`` (app ports) and the HTTP and
+    gRPC edges' request metrics. Label values are closed sets the callers choose."""
+
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
+        # The same collectors prometheus_client registers on its default registry, on
+        # this one: process_* (CPU, memory, file descriptors), python_gc_*, python_info.
+        for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+            self.registry.register(collector)
         self._answers = Counter(
             "citadel_answers", "Answers by outcome", ["outcome"], registry=self.registry
         )
@@ -64,11 +89,78 @@ class PrometheusMetrics:
             buckets=_STAGE_BUCKETS,
             registry=self.registry,
         )
+        self._operations()
         # Zero series exist from the start, so a dashboard shows 0 rather than nothing.
         self._fabricated.inc(0)
         self._denials.inc(0)
         for label in ("verbatim", "supported", "partial", "unsupported"):
             self._supports.labels(label=label).inc(0)
+
+    def _operations(self) -> None:
+        self._ingests = Histogram(
+            "citadel_ingest_duration_seconds",
+            "Documents ingested, by format and outcome, and how long each took",
+            ["format", "outcome"],
+            buckets=_INGEST_BUCKETS,
+            registry=self.registry,
+        )
+        self._refusals = Counter(
+            "citadel_ingest_refusals",
+            "Documents refused at ingest, by the refusal's stable code",
+            ["reason"],
+            registry=self.registry,
+        )
+        self._searches = Histogram(
+            "citadel_search_duration_seconds",
+            "Searches answered (on their own or inside an answer), by mode asked",
+            ["mode"],
+            buckets=_REQUEST_BUCKETS,
+            registry=self.registry,
+        )
+        self._http = Histogram(
+            "citadel_http_request_duration_seconds",
+            "HTTP requests by route template and method, to the end of the response body",
+            ["route", "method"],
+            buckets=_REQUEST_BUCKETS,
+            registry=self.registry,
+        )
+        self._http_requests = Counter(
+            "citadel_http_requests",
+            "HTTP requests by route template, method and status",
+            ["route", "method", "status"],
+            registry=self.registry,
+        )
+        self._in_flight = Gauge(
+            "citadel_http_requests_in_flight",
+            "HTTP requests being served now",
+            registry=self.registry,
+        )
+        self._rpcs = Histogram(
+            "citadel_grpc_request_duration_seconds",
+            "gRPC calls served, by full method name and status code",
+            ["method", "code"],
+            buckets=_REQUEST_BUCKETS,
+            registry=self.registry,
+        )
+
+    def ingest(self, fmt: str, outcome: str, seconds: float, reason: str | None = None) -> None:
+        self._ingests.labels(format=fmt, outcome=outcome).observe(seconds)
+        if reason is not None:
+            self._refusals.labels(reason=reason).inc()
+
+    def search(self, mode: str, seconds: float) -> None:
+        self._searches.labels(mode=mode).observe(seconds)
+
+    def http_started(self) -> None:
+        self._in_flight.inc()
+
+    def http_finished(self, route: str, method: str, status: int, seconds: float) -> None:
+        self._in_flight.dec()
+        self._http.labels(route=route, method=method).observe(seconds)
+        self._http_requests.labels(route=route, method=method, status=str(status)).inc()
+
+    def rpc(self, method: str, code: str, seconds: float) -> None:
+        self._rpcs.labels(method=method, code=code).observe(seconds)
 
     def answer(self, outcome: str) -> None:
         self._answers.labels(outcome=outcome).inc()

@@ -9,7 +9,8 @@ for text already parsed) and never reads a file itself:
                  document, then the stages below, and the commit with its retry;
 - ``versions``   the version decision (``VersionPlanner``): a new source, the next
                  version of one the actor may write, or unchanged (``IngestReport``);
-- ``embedding``  vectors for the new chunks, cached ones reused (``ChunkEmbedding``).
+- ``embedding``  vectors for the new chunks, cached ones reused (``ChunkEmbedding``);
+- ``metering``   each document counted and timed by format and outcome.
 """
 
 from citadel.app.ingest.options import IngestOptions

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 from citadel.app.errors import Forbidden, IngestError, VersionConflict
 from citadel.app.ingest.embedding import ChunkEmbedding
+from citadel.app.ingest.metering import metered
 from citadel.app.ingest.options import IngestOptions
 from citadel.app.ingest.versions import IngestReport, PreparedVersion, VersionPlanner
 from citadel.app.library import require_librarian
@@ -16,6 +17,7 @@ from citadel.app.ports import (
     DocumentMetadata,
     Embedder,
     IncomingDocument,
+    OperationMetrics,
     ProgressCallback,
     SourceRegistry,
     VectorIndex,
@@ -77,7 +79,9 @@ class IngestService:
         chunking: ChunkingPolicy | None = None,
         retain_versions: int = DEFAULT_RETAIN_VERSIONS,
         check_url: Callable[[str], str] | None = None,
+        metrics: OperationMetrics | None = None,
     ) -> None:
+        self._metrics = metrics
         self._embedding = ChunkEmbedding(embedder, vectors)
         self._registry = registry
         self._planner = VersionPlanner(registry, clock, chunking)
@@ -95,7 +99,22 @@ class IngestService:
     ) -> IngestReport:
         """Ingest one document for ``actor``; its manifest fills what ``options`` leave
         unset. Raise ``IngestError`` when refused (nothing of it is written then);
-        ``progress`` follows the parse, ``embed_progress`` the embedding."""
+        ``progress`` follows the parse, ``embed_progress`` the embedding. Counted
+        and timed by format and outcome in ``metrics`` (``metering``)."""
+        return metered(
+            self._metrics,
+            document,
+            lambda observed: self._ingest_one(observed, options, actor, progress, embed_progress),
+        )
+
+    def _ingest_one(
+        self,
+        document: IncomingDocument,
+        options: IngestOptions,
+        actor: Actor,
+        progress: ProgressCallback | None,
+        embed_progress: ProgressCallback | None,
+    ) -> IngestReport:
         prepared = self._prepare(document, options, actor, progress)
         if isinstance(prepared, IngestReport):
             self._embedding.fill_sources([prepared.source_id], embed_progress, actor.tenant)
@@ -111,7 +130,9 @@ class IngestService:
     ) -> list[IngestReport]:
         """Ingest documents in bulk (``ParsedInput`` for parsed ones), all or until one
         is refused. Embedding is batched across all of them (far faster than one at a
-        time); each version is still committed in its own transaction.
+        time); each version is still committed in its own transaction. Not counted
+        in ``metrics``: there is no one document's duration to record (the BEIR
+        evaluation loads its corpus this way).
         """
         reports: list[IngestReport] = []
         pending: list[PreparedVersion] = []
