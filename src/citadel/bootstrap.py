@@ -137,6 +137,7 @@ def build(
     clock = SystemClock()
     chosen_embedder = embedder or _embedder(settings)
     vectors = library if chosen_embedder is not None else None
+    metrics = PrometheusMetrics()
     search = SearchService(
         library,
         library,
@@ -145,10 +146,10 @@ def build(
         embedder=chosen_embedder,
         fusion=settings.fusion,
         candidates=settings.search_candidates,
+        metrics=metrics,
     )
     chosen = generator or _generator(settings, chosen_embedder)
     policy = _link_policy(settings)
-    metrics = PrometheusMetrics()
     checker = support_checker()
     audit = AuditService(audit_log, clock, settings.limits, support=checker, chunks=library)
     viewer = ViewerSigner(_viewer_secret(settings))
@@ -164,6 +165,7 @@ def build(
             vectors=vectors,
             retain_versions=settings.retain_versions,
             check_url=lambda url: _registered_url(policy, url),
+            metrics=metrics,
         ),
         documents=FileDocuments(default_parsers(settings), max_file_bytes=settings.max_file_bytes),
         reindex=ReindexService(library, chosen_embedder),
