@@ -25,6 +25,7 @@ from citadel.entrypoints.http import (
 )
 from citadel.entrypoints.http.auth import Edge
 from citadel.entrypoints.http.bodies import documented
+from citadel.entrypoints.http.http_metrics import HttpMetrics
 from citadel.entrypoints.http.observability import request_context
 from citadel.entrypoints.http.pages import STATIC
 from citadel.entrypoints.http.security import RateLimiter, SessionSigner, TrustedProxies
@@ -83,6 +84,8 @@ def create_app(
 
         return await request_context(request, guarded)
 
+    # Outside the context middleware: a handled failure is counted with its status.
+    app.add_middleware(HttpMetrics, metrics=services.metrics)
     return app
 
 
