@@ -297,6 +297,32 @@ class TestSourceRegistry:
         got = library.get("acme", "src-a")
         assert got is not None and got.revision == seen[-1]["src-a"]
 
+    def test_locations_keep_where_a_source_was_before_a_move_or_a_new_url(
+        self, library: Library
+    ) -> None:
+        stored, _, _ = commit(library, source(), [Passage("First edition text.")])
+        commit(library, source("src-b", origin="/books/b.pdf"), [Passage("Other.")])
+        commit(library, source("src-a", tenant="other"), [Passage("Theirs.")])
+        library.update(dataclasses.replace(stored, origin="/shelf/reliable.pdf"))
+        with pytest.raises(VersionConflict):  # a refused change records nothing
+            library.update(dataclasses.replace(stored, origin="/never/there.pdf"))
+        renamed = dataclasses.replace(
+            source(origin="/shelf/reliable.pdf"), canonical_url="https://books.example/v2"
+        )
+        commit(library, renamed, [Passage("Second edition text.")], version=2)
+        library.delete("acme", "src-a")
+        got = {(x.source_id, x.kind, x.location, x.current) for x in library.locations("acme")}
+        assert got == {
+            ("src-a", "url", "https://books.example/v2", True),
+            ("src-a", "origin", "/shelf/reliable.pdf", True),
+            ("src-a", "origin", "/books/reliable.pdf", False),
+            ("src-a", "url", "https://books.example/reliable", False),
+            ("src-b", "url", "https://books.example/reliable", True),
+            ("src-b", "origin", "/books/b.pdf", True),
+        }
+        listed = [(x.source_id, x.current) for x in library.locations("acme")]
+        assert listed == sorted(listed, key=lambda x: (x[0], not x[1]))
+
     def test_update_of_an_unknown_or_deleted_source_is_refused(self, library: Library) -> None:
         stored, _, _ = commit(library, source(), [Passage("Text.")])
         with pytest.raises(KeyError):

@@ -19,6 +19,7 @@ from citadel.app.ports import (
     ChunkVectors,
     DenseHit,
     LexicalHit,
+    SourceLocation,
     StoredPassage,
     UnembeddedChunk,
     VectorCoverage,
@@ -49,6 +50,8 @@ class InMemoryLibrary:
         """chunk id -> the key of its source (a chunk says its source's id, not its tenant)."""
         self._embeddings: dict[tuple[str, str], Vectors] = {}
         self._embed_keys: dict[str, str] = {}
+        self._former: dict[Key, set[tuple[str, str]]] = {}
+        """(kind, location) each source had before a change replaced it."""
 
     def get(self, tenant: str, source_id: str) -> Source | None:
         return self._sources.get((tenant, source_id))
@@ -127,6 +130,7 @@ class InMemoryLibrary:
                 raise ValueError(f"version {version.version} of {source.source_id} exists")
             if any(chunk.chunk_id in self._chunks for chunk in chunks):
                 raise ValueError("a chunk id is stored already")
+            self._remember_locations(stored, source)
             self._sources[key] = replace(
                 source,
                 current_version=version.version,
@@ -145,6 +149,7 @@ class InMemoryLibrary:
                 raise KeyError(source.source_id)
             if current.revision != source.revision:
                 raise VersionConflict(f"source {source.source_id} changed since it was read")
+            self._remember_locations(current, source)
             self._sources[_key(source)] = replace(
                 source,
                 tenant=current.tenant,
@@ -152,6 +157,30 @@ class InMemoryLibrary:
                 deleted=False,
                 revision=current.revision + 1,
             )
+
+    def _remember_locations(self, stored: Source | None, new: Source) -> None:
+        if stored is None:
+            return
+        former = self._former.setdefault(_key(stored), set())
+        if stored.canonical_url and stored.canonical_url != new.canonical_url:
+            former.add(("url", stored.canonical_url))
+        if stored.origin and stored.origin != new.origin:
+            former.add(("origin", stored.origin))
+
+    def locations(self, tenant: str) -> Sequence[SourceLocation]:
+        with self._lock:
+            found: list[SourceLocation] = []
+            for key in sorted(k for k in self._sources if k[0] == tenant):
+                source = self._sources[key]
+                if source.canonical_url:
+                    found.append(SourceLocation(key[1], "url", source.canonical_url, True))
+                if source.origin:
+                    found.append(SourceLocation(key[1], "origin", source.origin, True))
+                found.extend(
+                    SourceLocation(key[1], kind, where, False)
+                    for kind, where in sorted(self._former.get(key, ()))
+                )
+            return sorted(found, key=lambda x: (x.source_id, not x.current, x.kind, x.location))
 
     def delete(self, tenant: str, source_id: str) -> None:
         key = (tenant, source_id)

@@ -18,7 +18,7 @@ from citadel.adapters.postgres.database import Connection, Cursor, Database
 from citadel.adapters.postgres.embeddings import insert_vectors
 from citadel.adapters.storage.rows import SOURCE_COLUMNS, source_from_row
 from citadel.app.errors import VersionConflict
-from citadel.app.ports import ChunkVectors
+from citadel.app.ports import ChunkVectors, SourceLocation
 from citadel.domain.document import Chunk
 from citadel.domain.source import AccessScope, Source, SourceVersion
 
@@ -132,6 +132,7 @@ class PostgresRegistry:
                 [] if others is None else others.fetchall(),
             )
             rowids = sorted(int(row[0]) for row in allocated.fetchall())
+            _record_former_locations(conn, source, "")
             conn.execute(
                 "INSERT INTO sources(source_id, tenant, title, authors, year, tags, acl_groups,"
                 " canonical_url, origin, current_version, deleted)"
@@ -174,6 +175,10 @@ class PostgresRegistry:
 
     def update(self, source: Source) -> None:
         with self._db.transaction() as conn:
+            # Before the change, on the update's own condition (a refused one writes nothing).
+            _record_former_locations(
+                conn, source, " AND NOT deleted AND revision = %s", (source.revision,)
+            )
             changed = conn.execute(
                 "UPDATE sources SET title = %s, authors = %s, year = %s, tags = %s,"
                 " acl_groups = %s, canonical_url = %s, origin = %s, revision = revision + 1"
@@ -190,6 +195,21 @@ class PostgresRegistry:
                 raise VersionConflict(f"source {source.source_id} changed since it was read")
             # The title and the access tokens (ACL, authors, tags) follow the source.
             retitle(conn, source)
+
+    def locations(self, tenant: str) -> Sequence[SourceLocation]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT * FROM (SELECT source_id, 'url' AS kind, canonical_url AS location,"
+                " true AS current FROM sources"
+                " WHERE tenant = %s AND canonical_url IS NOT NULL AND canonical_url != ''"
+                " UNION ALL SELECT source_id, 'origin', origin, true FROM sources"
+                " WHERE tenant = %s AND origin != ''"
+                " UNION ALL SELECT source_id, kind, location, false FROM source_locations"
+                " WHERE tenant = %s) AS places"
+                ' ORDER BY source_id COLLATE "C", current DESC, kind, location COLLATE "C"',
+                (tenant, tenant, tenant),
+            ).fetchall()
+        return [SourceLocation(row[0], row[1], row[2], bool(row[3])) for row in rows]
 
     def delete(self, tenant: str, source_id: str) -> None:
         key = (tenant, source_id)
@@ -307,3 +327,20 @@ def _metadata(source: Source) -> tuple[object, ...]:
         source.canonical_url,
         source.origin,
     )
+
+
+def _record_former_locations(
+    conn: Connection, source: Source, condition: str, args: tuple[object, ...] = ()
+) -> None:
+    """Keep the stored source's canonical URL and origin that ``source`` replaces."""
+    for kind, column, new in (
+        ("url", "canonical_url", source.canonical_url),
+        ("origin", "origin", source.origin),
+    ):
+        conn.execute(
+            "INSERT INTO source_locations(tenant, source_id, kind, location)"
+            f" SELECT tenant, source_id, '{kind}', {column} FROM sources"
+            f" WHERE tenant = %s AND source_id = %s AND {column} IS NOT NULL AND {column} != ''"
+            f" AND {column} IS DISTINCT FROM %s{condition} ON CONFLICT DO NOTHING",
+            (source.tenant, source.source_id, new, *args),
+        )

@@ -55,6 +55,14 @@ LIBRARY_DDL: tuple[str, ...] = (
     FOREIGN KEY (tenant, source_id) REFERENCES sources(tenant, source_id)
 )""",
     "CREATE INDEX IF NOT EXISTS versions_hash ON source_versions(content_sha256)",
+    # Canonical URLs and origins a move, a metadata change or a new version replaced.
+    """CREATE TABLE IF NOT EXISTS source_locations (
+    tenant    TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    kind      TEXT NOT NULL,
+    location  TEXT NOT NULL,
+    PRIMARY KEY (tenant, source_id, kind, location)
+)""",
     # Row numbers in insertion order, as SQLite's rowid: ties in a ranking go to the lower.
     "CREATE SEQUENCE IF NOT EXISTS chunk_rowids",
     """CREATE TABLE IF NOT EXISTS chunks (

@@ -26,6 +26,7 @@ from citadel.app.ports import (
     ChunkVectors,
     DenseHit,
     LexicalHit,
+    SourceLocation,
     StoredPassage,
     UnembeddedChunk,
     VectorCoverage,
@@ -118,6 +119,9 @@ class SqliteLibrary:
 
     def prune(self, tenant: str, source_id: str, keep: int) -> int:
         return self._registry.prune(tenant, source_id, keep)
+
+    def locations(self, tenant: str) -> Sequence[SourceLocation]:
+        return self._registry.locations(tenant)
 
     # -- ChunkStore -----------------------------------------------------------------
 

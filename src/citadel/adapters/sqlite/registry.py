@@ -25,7 +25,7 @@ from citadel.adapters.storage.rows import (
     source_from_row,
 )
 from citadel.app.errors import VersionConflict
-from citadel.app.ports import ChunkVectors
+from citadel.app.ports import ChunkVectors, SourceLocation
 from citadel.domain.document import Chunk
 from citadel.domain.source import AccessScope, Source, SourceVersion
 
@@ -113,6 +113,7 @@ class SqliteRegistry:
             # BEGIN IMMEDIATE holds the write lock of every process: the checks
             # below and the writes after them are one step for all writers.
             _check_commit(conn, source, version, unique_in)
+            _record_former_locations(conn, source, "")
             conn.execute(
                 "INSERT INTO sources(source_id, tenant, title, authors, year, tags, acl_groups,"
                 " canonical_url, origin, current_version, deleted)"
@@ -154,6 +155,10 @@ class SqliteRegistry:
 
     def update(self, source: Source) -> None:
         with self._db.transaction() as conn:
+            # Before the change, on the update's own condition (a refused one writes nothing).
+            _record_former_locations(
+                conn, source, " AND deleted = 0 AND revision = ?", (source.revision,)
+            )
             changed = conn.execute(
                 "UPDATE sources SET title = ?, authors = ?, year = ?, tags = ?, acl_groups = ?,"
                 " canonical_url = ?, origin = ?, revision = revision + 1"
@@ -182,6 +187,18 @@ class SqliteRegistry:
                     for row in current
                 ),
             )
+
+    def locations(self, tenant: str) -> Sequence[SourceLocation]:
+        rows = self._db.reader.execute(
+            "SELECT source_id, 'url', canonical_url, 1 FROM sources"
+            " WHERE tenant = ? AND canonical_url IS NOT NULL AND canonical_url != ''"
+            " UNION ALL SELECT source_id, 'origin', origin, 1 FROM sources"
+            " WHERE tenant = ? AND origin != ''"
+            " UNION ALL SELECT source_id, kind, location, 0 FROM source_locations"
+            " WHERE tenant = ? ORDER BY 1, 4 DESC, 2, 3",
+            (tenant, tenant, tenant),
+        ).fetchall()
+        return [SourceLocation(row[0], row[1], row[2], bool(row[3])) for row in rows]
 
     def delete(self, tenant: str, source_id: str) -> None:
         key = (tenant, source_id)
@@ -291,3 +308,20 @@ def _metadata(source: Source) -> tuple[object, ...]:
         source.canonical_url,
         source.origin,
     )
+
+
+def _record_former_locations(
+    conn: sqlite3.Connection, source: Source, condition: str, args: tuple[object, ...] = ()
+) -> None:
+    """Keep the stored source's canonical URL and origin that ``source`` replaces."""
+    for kind, column, new in (
+        ("url", "canonical_url", source.canonical_url),
+        ("origin", "origin", source.origin),
+    ):
+        conn.execute(
+            "INSERT OR IGNORE INTO source_locations(tenant, source_id, kind, location)"
+            f" SELECT tenant, source_id, '{kind}', {column} FROM sources"
+            f" WHERE tenant = ? AND source_id = ? AND {column} IS NOT NULL AND {column} != ''"
+            f" AND {column} IS NOT ?{condition}",
+            (source.tenant, source.source_id, new, *args),
+        )

@@ -107,6 +107,16 @@ CREATE TABLE IF NOT EXISTS embeddings (
     vector BLOB NOT NULL,
     PRIMARY KEY (key, model)
 ) WITHOUT ROWID;
+-- Where sources were before: a canonical URL or origin that a move, a metadata change
+-- or a new version replaced (so a stale link can be told from an invented one).
+-- New in place: CREATE IF NOT EXISTS adds it to older files.
+CREATE TABLE IF NOT EXISTS source_locations (
+    tenant    TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    kind      TEXT NOT NULL,                -- 'url' or 'origin'
+    location  TEXT NOT NULL,
+    PRIMARY KEY (tenant, source_id, kind, location)
+) WITHOUT ROWID;
 -- Users and the sha256 of their API tokens (never the tokens). Names are unique
 -- across tenants; user_groups is a JSON list; status is 'active' or 'disabled'.
 CREATE TABLE IF NOT EXISTS users (

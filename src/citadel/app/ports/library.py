@@ -103,6 +103,25 @@ class SourceRegistry(Protocol):
         """Drop the chunks of all but the newest ``keep`` versions; return how many went."""
         ...
 
+    def locations(self, tenant: str) -> Sequence[SourceLocation]:
+        """Every place ``tenant``'s sources (deleted ones too) are or were registered at:
+        each current canonical URL and origin (``current``), and each one a move, a
+        metadata change or a new version replaced since (not ``current``), by source id.
+        A place that is current again is listed once as current (and may be listed as
+        former too). No URL is fetched: this is what the registry was told."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """A canonical URL or an origin a source has, or had before it moved."""
+
+    source_id: str
+    kind: str
+    """``url`` (the trusted canonical URL) or ``origin`` (where it was ingested from)."""
+    location: str
+    current: bool
+
 
 @dataclass(frozen=True, slots=True)
 class ChunkVectors:
