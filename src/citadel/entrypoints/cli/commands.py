@@ -38,6 +38,7 @@ from citadel.entrypoints.cli.filters import (
     YearToOption,
     search_filters,
 )
+from citadel.entrypoints.cli.mcp import mcp
 from citadel.entrypoints.cli.reindex import missing_vectors_warning, reindex_line, run_reindex
 from citadel.entrypoints.cli.serve import certs_app, serve, serve_grpc
 from citadel.entrypoints.cli.support import (
@@ -334,6 +335,7 @@ app.add_typer(audit_app, name="audit")
 app.add_typer(eval_app, name="eval")
 app.add_typer(db_app, name="db")
 app.command()(serve)
+app.command()(mcp)
 
 
 @app.command()

@@ -55,12 +55,16 @@ def serve(
         typer.Option(help="Certificates of `citadel certs dev` (ca.crt, edge-api.crt/.key)."),
     ] = None,
 ) -> None:
-    """Serve the HTTP API (/v1, OpenAPI at /openapi.json) and the web UI; JSON logs on stderr."""
+    """Serve the HTTP API (/v1, OpenAPI at /openapi.json), the web UI and the MCP server
+    (/mcp); JSON logs on stderr."""
     import uvicorn
 
     from citadel.entrypoints.http import create_app
     from citadel.entrypoints.http.app import server_options
+    from citadel.entrypoints.http.auth import api_actor
+    from citadel.entrypoints.http.mounting import mount
     from citadel.entrypoints.http.observability import configure_logging
+    from citadel.entrypoints.mcp.streamable import McpHttp
 
     if answer_grpc and certs is None:
         err.print("[red]error:[/red] --answer-grpc needs --certs DIR")
@@ -73,12 +77,18 @@ def serve(
             except (AppError, ConfigError, OSError) as exc:
                 err.print(f"[red]configuration error:[/red] {terminal_safe(str(exc))}")
                 raise typer.Exit(2) from exc
+        # The MCP server at /mcp, behind the API's bearer tokens (built before the JSON
+        # logs are configured: the SDK configures logging when it is made).
+        app = mount(
+            create_app(services, answering=answering),
+            McpHttp(services, api_actor, answering=answering),
+        )
         configure_logging()
         err.print(
             f"citadel: serving http://{host}:{port}/ (sign in with a `citadel users add` token)"
         )
         uvicorn.run(
-            create_app(services, answering=answering),
+            app,
             host=host,
             port=port,
             log_config=None,

@@ -1,0 +1,86 @@
+"""The MCP server over streamable HTTP, served by ``citadel serve`` at ``/mcp``.
+
+``McpHttp`` is an ASGI app the HTTP edge mounts (``create_app(mounted=...)``; the
+serve command composes the two, so neither wing imports the other). Every HTTP
+request to it is authenticated first by ``authenticate`` — the HTTP API's own
+bearer-token check, with its rate limits — which raises the API's errors (401
+without a valid token, before the MCP transport reads a byte of the body); the
+actor it returns rides in the request's ASGI scope to ``dispatch``, so each tool
+call runs for the user of the request that carried it.
+
+The transport is stateless and answers with JSON (no server-side sessions, no
+event stream): any of several servers on one database can take any request,
+and the edge's middleware (request ids, logs, security headers) sees plain
+responses. DNS-rebinding checks are off: they protect servers that trust a
+browser's ambient credentials, and this one takes only a bearer token a page
+cannot attach.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.types import Receive, Scope, Send
+
+from citadel.app.answer import Answering
+from citadel.app.errors import Unauthenticated
+from citadel.bootstrap import Services
+from citadel.domain.users import Actor
+from citadel.entrypoints.mcp.server import build_server
+from citadel.entrypoints.mcp.tools import CitadelTools
+
+PATH = "/mcp"
+ACTOR_KEY = "citadel.mcp.actor"
+"""Where the authenticated actor rides in the ASGI scope, from ``McpHttp`` to the tools."""
+
+Authenticate = Callable[[Request], Actor]
+"""The HTTP API's caller check: the actor of ``Authorization: Bearer``, or an error."""
+
+
+def scope_actor(request: Any | None) -> Actor:
+    """The ``Caller`` of the HTTP transport: the actor ``McpHttp`` authenticated for the
+    HTTP request that carried this tool call."""
+    scope = getattr(request, "scope", None)
+    actor = scope.get(ACTOR_KEY) if isinstance(scope, dict) else None
+    if not isinstance(actor, Actor):
+        raise Unauthenticated("this request was not authenticated")
+    return actor
+
+
+class McpHttp:
+    """``/mcp``: authenticate, then hand the request to the SDK's streamable HTTP app."""
+
+    path = PATH
+
+    def __init__(
+        self,
+        services: Services,
+        authenticate: Authenticate,
+        *,
+        answering: Answering | None = None,
+    ) -> None:
+        self._authenticate = authenticate
+        server: MCPServer[Any] = build_server(CitadelTools(services, answering), scope_actor)
+        self._inner = server.streamable_http_app(
+            streamable_http_path=PATH,
+            stateless_http=True,
+            json_response=True,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        self._manager = server.session_manager
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            actor = await run_in_threadpool(self._authenticate, Request(scope, receive))
+            scope[ACTOR_KEY] = actor
+        await self._inner(scope, receive, send)
+
+    def running(self) -> AbstractAsyncContextManager[None]:
+        """What must run while the server serves: the SDK's session manager."""
+        return self._manager.run()

@@ -1,0 +1,141 @@
+"""What each MCP tool does, for one actor: the use cases the HTTP API calls, no others.
+
+- ``search``: ``services.search`` (as ``POST /v1/search``).
+- ``ask``: the answering use case (as ``POST /v1/answer``): the validated answer
+  whose citations the resolver linked for this reader, or the degraded reason and
+  the search results.
+- ``get_passage``: a cited passage by ``answer_id`` and ``ref`` (the citation is
+  looked up in the audit log and resolved again for the caller now, as
+  ``GET /v1/answers/{id}/citations/{ref}`` does), or a found passage by its
+  ``evidence_id``; either way the text is read through ``services.library``, with
+  the reader's access checked now as the viewer checks it (tenant, groups,
+  deletion, retention).
+
+Errors are ``AppError``/``InvalidValue`` with messages written for the caller;
+``server.dispatch`` turns them into MCP tool errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from citadel.app.answer import Answering, AnswerRequest
+from citadel.app.errors import Forbidden, InvalidRequest, NotFound
+from citadel.bootstrap import Services
+from citadel.domain.answer import LinkState
+from citadel.domain.document import Chunk
+from citadel.domain.search import SearchFilters, SearchMode, SearchRequest
+from citadel.domain.source import Source
+from citadel.domain.users import Actor
+from citadel.entrypoints.mcp.models import AskOutput, PassageOut, SearchOutput
+from citadel.entrypoints.mcp.presenting import ask_output, passage_output, search_output
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """The search filters a tool takes (empty fields do not restrict)."""
+
+    source_ids: tuple[str, ...] = ()
+    tags_any: tuple[str, ...] = ()
+    year_min: int | None = None
+    year_max: int | None = None
+
+    def domain(self) -> SearchFilters:
+        return SearchFilters(
+            source_ids=frozenset(self.source_ids),
+            tags_any=frozenset(self.tags_any),
+            year_min=self.year_min,
+            year_max=self.year_max,
+        )
+
+
+class CitadelTools:
+    """The tools' work over ``services``; ``answering`` is a remote Answer service in
+    split mode (default: ``services.answer``), as for the HTTP edge."""
+
+    def __init__(self, services: Services, answering: Answering | None = None) -> None:
+        self.services = services
+        self.answering: Answering = answering or services.answer
+
+    def search(
+        self, actor: Actor, query: str, limit: int, mode: SearchMode, filters: Filters
+    ) -> SearchOutput:
+        request = SearchRequest(query=query, limit=limit, filters=filters.domain(), mode=mode)
+        return search_output(self.services.search.search(request, actor))
+
+    async def ask(
+        self,
+        actor: Actor,
+        question: str,
+        limit: int,
+        minimum_evidence_score: float,
+        filters: Filters,
+        *,
+        request_id: str | None = None,
+    ) -> AskOutput:
+        request = AnswerRequest(
+            SearchRequest(query=question, limit=limit, filters=filters.domain()),
+            minimum_evidence_score,
+        )
+        result = await self.answering.answer(
+            request,
+            actor,
+            request_id=request_id,
+            deadline_s=self.services.settings.http.deadline_s,
+        )
+        return ask_output(result)
+
+    def passage(
+        self,
+        actor: Actor,
+        *,
+        answer_id: str | None = None,
+        ref: str | None = None,
+        evidence_id: str | None = None,
+    ) -> PassageOut:
+        if answer_id and ref and not evidence_id:
+            return self.cited_passage(actor, answer_id, ref)
+        if evidence_id and not (answer_id or ref):
+            return self.found_passage(actor, evidence_id)
+        raise InvalidRequest("give either answer_id and ref (a citation), or evidence_id")
+
+    def cited_passage(self, actor: Actor, answer_id: str, ref: str) -> PassageOut:
+        """Citation ``ref`` of answer ``answer_id``, resolved for ``actor`` now."""
+        services = self.services
+        target = services.audit.target(answer_id, ref, actor)
+        link = services.resolver.resolve([target], actor)[0]
+        if link.state is LinkState.FORBIDDEN:
+            raise Forbidden(f"citation {ref} is of a source you may not see")
+        if link.state is LinkState.DELETED:
+            raise NotFound(f"the source of citation {ref} has been deleted")
+        source, chunk = self._readable(actor, target.source_id, target.version, target.chunk_id)
+        return passage_output(source, chunk, link=link, span=target.span)
+
+    def found_passage(self, actor: Actor, evidence_id: str) -> PassageOut:
+        """A passage by the ``evidence_id`` search gave (its chunk id), if ``actor`` may
+        read it now. A passage that does not exist and one the caller may not read
+        are refused alike, so the refusal says nothing of the source."""
+        refused = NotFound(f"no passage {evidence_id} that you may read")
+        stored = self.services.chunks.passages([evidence_id]).get(evidence_id)
+        if stored is None or stored.source.tenant != actor.tenant:
+            raise refused
+        chunk = stored.chunk
+        try:
+            source, found = self._readable(actor, chunk.source_id, chunk.version, chunk.chunk_id)
+        except (NotFound, Forbidden):
+            raise refused from None
+        return passage_output(source, found)
+
+    def _readable(
+        self, actor: Actor, source_id: str, version: int, chunk_id: str
+    ) -> tuple[Source, Chunk]:
+        """The source and the chunk, read through the library use case: ``Forbidden`` or
+        ``NotFound`` unless ``actor`` may read that version now (the viewer's check)."""
+        library = self.services.library
+        details = library.show(source_id, actor)
+        chunk = next(
+            (c for c in library.chunks(source_id, actor, version) if c.chunk_id == chunk_id), None
+        )
+        if chunk is None:
+            raise NotFound(f"version {version} of {source_id} has no passage {chunk_id}")
+        return details.source, chunk
