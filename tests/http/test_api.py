@@ -162,20 +162,21 @@ def test_a_citation_resolves_again_for_the_caller_now(client: TestClient, librar
 def test_sources_lists_what_the_caller_may_read(client: TestClient, library: Library) -> None:
     reply = client.get("/v1/sources", headers=bearer(library, "ada"))
     assert reply.status_code == 200
-    assert library.source_id in [s["source_id"] for s in reply.json()]
-    assert client.get("/v1/sources", headers=bearer(library, "eve")).json() == []
+    assert library.source_id in [s["source_id"] for s in reply.json()["items"]]
+    other = client.get("/v1/sources", headers=bearer(library, "eve")).json()
+    assert other == {"items": [], "next_cursor": None}
 
 
 def test_sources_show_the_server_path_to_admins_only(client: TestClient, library: Library) -> None:
     for who in ("ada", "lib"):
-        listed = client.get("/v1/sources", headers=bearer(library, who)).json()
+        listed = client.get("/v1/sources", headers=bearer(library, who)).json()["items"]
         assert library.source_id in [s["source_id"] for s in listed]
         assert all("origin" not in s for s in listed), who
         assert str(library.home) not in json.dumps(listed)
         # What identifies a source to a reader is all there.
         mine = next(s for s in listed if s["source_id"] == library.source_id)
         assert {"source_id", "title", "authors", "current_version", "canonical_url"} <= set(mine)
-    listed = client.get("/v1/sources", headers=bearer(library, "root")).json()
+    listed = client.get("/v1/sources", headers=bearer(library, "root")).json()["items"]
     mine = next(s for s in listed if s["source_id"] == library.source_id)
     assert mine["origin"] == str(library.home / "reliable.md")
 

@@ -32,18 +32,29 @@ from typer.testing import CliRunner
 
 from citadel.config import HttpSettings
 from citadel.entrypoints.cli import app as cli_app
-from citadel.entrypoints.http import api, create_app, viewer
+from citadel.entrypoints.http import admin_sources, admin_users, api, create_app, viewer
 from tests.http.conftest import SECRET, Library, bearer, make_library
 
 MINIMAL: dict[str, dict[str, Any]] = {
     "/v1/search": {"query": "retry budget"},
     "/v1/answer": {"search": {"query": "retry"}},
     "/v1/answer/stream": {"search": {"query": "retry"}},
+    "/v1/sources/{source_id}/acl": {"groups": []},
+    "/v1/users": {"name": "capped-user"},
 }
 """A valid body for each JSON operation (a new one must be added here to be tested)."""
 
+SENDER = {"/v1/sources/{source_id}/acl": "lib", "/v1/users": "root"}
+"""Who may send each JSON operation's body (default: the reader ada)."""
+
 BIG = 100 * 1024 * 1024
-V1_ROUTERS = (api.router, viewer.router)
+V1_ROUTERS = (
+    api.router,
+    viewer.router,
+    admin_sources.router,
+    admin_users.users,
+    admin_users.audit,
+)
 
 
 def error_of(reply: Any) -> dict[str, Any]:
@@ -63,6 +74,17 @@ def json_operations(app: FastAPI) -> list[str]:
     ]
     assert found and all(p.startswith("/v1/") for p in found)
     return found
+
+
+def method_of(app: FastAPI, path: str) -> str:
+    """The one method of ``path`` that takes a body."""
+    methods = app.openapi()["paths"][path]
+    (method,) = [m for m, op in methods.items() if "requestBody" in op]
+    return method.upper()
+
+
+def concrete(path: str, source_id: str = "some-source") -> str:
+    return path.replace("{source_id}", source_id)
 
 
 def body_operations(app: FastAPI) -> list[tuple[str, str]]:
@@ -107,14 +129,17 @@ class Recorder:
             self.body += message.get("body", b"")
 
 
-def call(app: FastAPI, path: str, headers: dict[str, str], recorder: Recorder) -> Recorder:
+def call(
+    app: FastAPI, path: str, headers: dict[str, str], recorder: Recorder, method: str = "POST"
+) -> Recorder:
+    path = concrete(path)
     scope = {
         "type": "http",
         # 2.4: Starlette does not listen for a disconnect while it replies (that would
         # read and drop a message), so any receive before the reply is the app reading.
         "asgi": {"version": "3.0", "spec_version": "2.4"},
         "http_version": "1.1",
-        "method": "POST",
+        "method": method,
         "scheme": "http",
         "path": path,
         "raw_path": path.encode(),
@@ -144,7 +169,8 @@ def test_a_body_is_never_read_before_its_token_is_accepted(
 ) -> None:
     operations = body_operations(app)
     assert {p for _, p in operations} >= {"/v1/search", "/v1/answer", "/v1/sources"}
-    for _, path in operations:
+    assert {p for _, p in operations} >= {"/v1/sources/{source_id}/acl", "/v1/users"}
+    for method, path in operations:
         headers = {"content-type": "application/json"}
         if path == "/v1/sources":
             headers = {"content-type": "multipart/form-data; boundary=b"}
@@ -152,7 +178,7 @@ def test_a_body_is_never_read_before_its_token_is_accepted(
             headers["content-length"] = str(BIG)
         if auth:
             headers["authorization"] = auth
-        seen = call(app, path, headers, Recorder())
+        seen = call(app, path, headers, Recorder(), method)
         assert seen.status == 401, (path, seen.body[:300])
         assert seen.read_before_reply == 0, f"{path}: the body was read before the 401"
         assert json.loads(seen.body)["error"]["code"] == "unauthenticated"
@@ -216,9 +242,9 @@ def test_a_declared_length_over_the_cap_is_413_before_reading(
         headers = {
             "content-type": "application/json",
             "content-length": str(BIG),
-            **bearer(lib, "ada"),
+            **bearer(lib, SENDER.get(path, "ada")),
         }
-        seen = call(app, path, headers, Recorder())
+        seen = call(app, path, headers, Recorder(), method_of(app, path))
         assert seen.status == 413 and seen.read_before_reply == 0, path
         error = json.loads(seen.body)["error"]
         assert error["code"] == "too_large" and error["reason"] == "too_large"
@@ -230,9 +256,10 @@ def test_a_chunked_body_is_refused_as_soon_as_it_passes_the_cap(
 ) -> None:
     lib, app = small
     for path in json_operations(app):
-        headers = {"content-type": "application/json", **bearer(lib, "ada")}
+        headers = {"content-type": "application/json", **bearer(lib, SENDER.get(path, "ada"))}
         # 1 KiB at a time, never finished: the reply comes once 4 KiB have passed.
-        seen = call(app, path, headers, Recorder(chunk=b" " * 1024, total=BIG))
+        recorder = Recorder(chunk=b" " * 1024, total=BIG)
+        seen = call(app, path, headers, recorder, method_of(app, path))
         assert seen.status == 413, (path, seen.body[:300])
         assert seen.read_before_reply <= 5 and seen.sent <= 5 * 1024
 
@@ -245,9 +272,11 @@ def test_bodies_within_the_cap_are_served_and_over_it_are_413(
         for path in json_operations(app):
             fits = json.dumps(MINIMAL[path]).encode()
             fits += b" " * (4096 - len(fits))
-            ok = c.post(path, content=fits, headers={**bearer(lib, "ada")})
-            assert ok.status_code == 200, (path, ok.text)
-            over = c.post(path, content=fits + b" ", headers=bearer(lib, "ada"))
+            method, url = method_of(app, path), concrete(path, lib.source_id)
+            who = bearer(lib, SENDER.get(path, "ada"))
+            ok = c.request(method, url, content=fits, headers=who)
+            assert ok.status_code in (200, 201), (path, ok.text)
+            over = c.request(method, url, content=fits + b" ", headers=who)
             assert over.status_code == 413 and error_of(over)["code"] == "too_large"
 
 
@@ -297,13 +326,15 @@ def test_booleans_are_not_numbers_in_any_json_body(client: TestClient, library: 
     components = schema["components"]["schemas"]
     checked = []
     for path in json_operations(client.app):  # type: ignore[arg-type]
-        body_schema = schema["paths"][path]["post"]["requestBody"]["content"]["application/json"]
+        method = method_of(client.app, path)  # type: ignore[arg-type]
+        operation = schema["paths"][path][method.lower()]
+        body_schema = operation["requestBody"]["content"]["application/json"]
         numeric = _numeric_paths(body_schema["schema"], components)
-        assert numeric, path
+        url, who = concrete(path, library.source_id), bearer(library, SENDER.get(path, "ada"))
         for field in numeric:
             for value in (True, False):
                 body = _with(MINIMAL[path], field, value)
-                reply = client.post(path, json=body, headers=bearer(library, "ada"))
+                reply = client.request(method, url, json=body, headers=who)
                 assert reply.status_code == 422, (path, field, reply.text)
                 assert ".".join(field) in error_of(reply)["message"]
             checked.append((path, ".".join(field)))

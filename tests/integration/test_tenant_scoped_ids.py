@@ -95,7 +95,7 @@ def test_two_tenants_sources_of_one_id_are_independent(web: tuple[TestClient, Li
     # list
     def listed(who: str) -> list[str]:
         reply = client.get("/v1/sources", headers=bearer(library, who))
-        return [s["title"] for s in reply.json() if s["source_id"] == "guide"]
+        return [s["title"] for s in reply.json()["items"] if s["source_id"] == "guide"]
 
     assert listed("ada") == ["Acme Guide"] and listed("eve") == ["Other Guide"]
     # chunks

@@ -17,10 +17,21 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
+from citadel.entrypoints.http.admin_replies import SourcePage
 from citadel.entrypoints.http.auth import ApiActor, Librarian, edge
 from citadel.entrypoints.http.bodies import body_doc, json_body
+from citadel.entrypoints.http.openapi import errors
+from citadel.entrypoints.http.paging import DEFAULT_LIMIT, Cursor, Limit, page_of
 from citadel.entrypoints.http.presenters import source_view
-from citadel.entrypoints.http.schemas import AnswerBody, SearchBody
+from citadel.entrypoints.http.replies import (
+    AnswerReply,
+    CitationLinkReply,
+    Health,
+    IngestReply,
+    Readiness,
+    SearchReply,
+)
+from citadel.entrypoints.http.schemas import AclBody, AnswerBody, NewUserBody, SearchBody
 from citadel.entrypoints.http.streaming import EventShapes, answer_events, event_stream
 from citadel.entrypoints.http.uploads import MULTIPART_SCHEMA, receive_upload
 from citadel.entrypoints.present.shapes import (
@@ -36,25 +47,20 @@ T = TypeVar("T")
 router = APIRouter(prefix="/v1", tags=["v1"])
 ops = APIRouter(tags=["operations"])
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"description": "No or unknown API token"},
-    403: {"description": "The user is disabled, or its role may not do this"},
-    422: {"description": "The body has unknown or invalid fields"},
-    429: {"description": "Too many requests; see Retry-After"},
-}
-_JSON_ERRORS: dict[int | str, dict[str, Any]] = {
-    **_ERRORS,
-    413: {"description": "The JSON body is over the size limit"},
-    422: {"description": "The body is not standard JSON, or has unknown or invalid fields"},
-}
+_JSON_ERRORS = errors(413, e422="The body is not standard JSON, or has unknown or invalid fields")
 
 # The JSON bodies (FastAPI would read a body parameter before authenticating).
-BODIES = (SearchBody, AnswerBody)
+BODIES = (SearchBody, AnswerBody, AclBody, NewUserBody)
 SearchJson = Annotated[SearchBody, Depends(json_body(SearchBody))]
 AnswerJson = Annotated[AnswerBody, Depends(json_body(AnswerBody))]
 
 
-@router.post("/search", responses=_JSON_ERRORS, openapi_extra=body_doc(SearchBody))
+@router.post(
+    "/search",
+    response_model=SearchReply,
+    responses=_JSON_ERRORS,
+    openapi_extra=body_doc(SearchBody),
+)
 def search(request: Request, actor: ApiActor, body: SearchJson) -> dict[str, Any]:
     """Search the library the caller may read; results never depend on a generator."""
     result = edge(request).services.search.search(body.domain(), actor)
@@ -63,7 +69,8 @@ def search(request: Request, actor: ApiActor, body: SearchJson) -> dict[str, Any
 
 @router.post(
     "/answer",
-    responses={**_JSON_ERRORS, 504: {"description": "The deadline passed"}},
+    response_model=AnswerReply,
+    responses=errors(413, 504, e422=_JSON_ERRORS[422]["description"]),
     openapi_extra=body_doc(AnswerBody),
 )
 async def answer(request: Request, actor: ApiActor, body: AnswerJson) -> dict[str, Any]:
@@ -114,7 +121,11 @@ async def answer_stream(request: Request, actor: ApiActor, body: AnswerJson) -> 
     return event_stream(events)
 
 
-@router.get("/answers/{answer_id}/citations/{ref}", responses={**_ERRORS, 404: {}})
+@router.get(
+    "/answers/{answer_id}/citations/{ref}",
+    response_model=CitationLinkReply,
+    responses=errors(404, e404="No such answer in the caller's tenant, or no such ref in it"),
+)
 def citation(answer_id: str, ref: str, request: Request, actor: ApiActor) -> dict[str, Any]:
     """One citation of an earlier answer, resolved again for this caller now."""
     services = edge(request).services
@@ -123,31 +134,56 @@ def citation(answer_id: str, ref: str, request: Request, actor: ApiActor) -> dic
     return {"answer_id": answer_id, "ref": ref, "link": link_json(link)}
 
 
-@router.get("/sources", responses=_ERRORS)
-def sources(request: Request, actor: ApiActor) -> list[dict[str, Any]]:
-    """Live sources the caller may read, by title (their server paths only to admins)."""
-    return [source_view(s, actor) for s in edge(request).services.library.list(actor)]
+@router.get(
+    "/sources",
+    response_model=SourcePage,
+    response_model_exclude_unset=True,
+    responses=errors(e422="An invalid limit, or a cursor this list did not return"),
+)
+def sources(
+    request: Request, actor: ApiActor, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> dict[str, Any]:
+    """Live sources the caller may read, a page at a time by source id (their server
+    paths only to admins). Sources added during a walk appear at most once, and
+    every source listed throughout it exactly once (``paging``)."""
+    found = edge(request).services.library.list(actor)
+    page = page_of(found, lambda s: s.source_id, "sources", limit, cursor)
+    return {
+        "items": [source_view(s, actor) for s in page.items],
+        "next_cursor": page.next_cursor,
+    }
 
 
 @router.post(
     "/sources",
     status_code=201,
-    responses={**_ERRORS, 413: {"description": "The file is over the size limit"}},
+    response_model=IngestReply,
+    responses=errors(
+        404,
+        413,
+        e404="A new version was asked for a source that is not there",
+        e413="The file is over the size limit",
+        e422="The form or the file was refused (error.reason says why)",
+    ),
     openapi_extra=MULTIPART_SCHEMA,
 )
-async def upload(request: Request, actor: Librarian) -> JSONResponse:
+async def upload(request: Request, actor: Librarian) -> dict[str, Any]:
     """Ingest one uploaded file (librarians and admins) into the caller's tenant."""
     report = await receive_upload(request, edge(request).services, actor)
-    return JSONResponse(ingest_json(report), status_code=201)
+    return ingest_json(report)
 
 
-@ops.get("/healthz")
+@ops.get("/healthz", response_model=Health)
 def healthz() -> dict[str, str]:
     """The process is up."""
     return {"status": "ok"}
 
 
-@ops.get("/readyz", responses={503: {"description": "The store cannot be reached"}})
+@ops.get(
+    "/readyz",
+    response_model=Readiness,
+    responses={503: {"model": Readiness, "description": "The store cannot be reached"}},
+)
 async def readyz(request: Request) -> JSONResponse:
     """Ready when the store answers a read (``database``: sqlite or postgresql; when it
     does not, ``error`` names the failure's kind); the generator's circuit state is reported too,

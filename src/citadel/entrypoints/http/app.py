@@ -15,8 +15,11 @@ from citadel.app.answer import Answering
 from citadel.bootstrap import Services
 from citadel.config import HttpSettings
 from citadel.entrypoints.http import (
+    admin_sources,
+    admin_users,
     api,
     asking,
+    docs,
     handlers,
     library_pages,
     uploads,
@@ -24,9 +27,9 @@ from citadel.entrypoints.http import (
     web,
 )
 from citadel.entrypoints.http.auth import Edge
-from citadel.entrypoints.http.bodies import documented
 from citadel.entrypoints.http.http_metrics import HttpMetrics
 from citadel.entrypoints.http.observability import request_context
+from citadel.entrypoints.http.openapi import typed
 from citadel.entrypoints.http.pages import STATIC
 from citadel.entrypoints.http.security import RateLimiter, SessionSigner, TrustedProxies
 
@@ -63,14 +66,18 @@ def create_app(
     )
     handlers.install(app)
     app.include_router(api.router)
+    app.include_router(admin_sources.router)
+    app.include_router(admin_users.users)
+    app.include_router(admin_users.audit)
     app.include_router(viewer.router)
     app.include_router(api.ops)
     app.include_router(web.router)
     app.include_router(asking.router)
     app.include_router(library_pages.router)
+    app.include_router(docs.router)
     app.add_api_route("/favicon.ico", favicon, include_in_schema=False)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    documented(app, api.BODIES)
+    typed(app, api.BODIES)
 
     @app.middleware("http")
     async def context(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends
+from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import Request
 
 from citadel.app.answer import Answering
@@ -112,7 +113,23 @@ def authenticate_token(request: Request, token: str) -> Actor:
     return actor
 
 
-def api_actor(request: Request) -> Actor:
+# Declared so the OpenAPI document names the schemes on every operation that
+# authenticates; they never refuse anything themselves (the functions below do).
+BEARER = HTTPBearer(
+    scheme_name="bearer",
+    description="An API token (`citadel users add`, or POST /v1/users as an admin).",
+    auto_error=False,
+)
+SESSION = APIKeyCookie(
+    name=SESSION_COOKIE,
+    scheme_name="session",
+    description="The web UI's signed session (sign in at /signin).",
+    auto_error=False,
+)
+_Declared = HTTPAuthorizationCredentials | None
+
+
+def api_actor(request: Request, _: Annotated[_Declared, Depends(BEARER)] = None) -> Actor:
     """The API's caller, from ``Authorization: Bearer <token>`` only (no cookies: no CSRF)."""
     token = bearer_token(request)
     if token is None:
@@ -146,7 +163,11 @@ def browser_actor(request: Request) -> Actor | None:
     return actor
 
 
-def reader_actor(request: Request) -> Actor:
+def reader_actor(
+    request: Request,
+    _: Annotated[_Declared, Depends(BEARER)] = None,
+    __: Annotated[str | None, Depends(SESSION)] = None,
+) -> Actor:
     """A bearer token when one is sent, else the browser session (for links people follow)."""
     token = bearer_token(request)
     if token is not None:

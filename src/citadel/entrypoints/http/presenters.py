@@ -324,3 +324,33 @@ def _merge(spans: list[Span]) -> list[Span]:
         else:
             merged.append(span)
     return merged
+
+
+def sections_json(chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
+    """A version's sections in reading order: consecutive chunks under one heading path
+    are one section, with its first chunk, chunk count and the pages it spans."""
+    sections: list[dict[str, Any]] = []
+    for chunk in chunks:
+        path = list(chunk.section_path)
+        if sections and sections[-1]["section_path"] == path:
+            last = sections[-1]
+            last["chunks"] += 1
+            last["page_end"] = chunk.page_end or last["page_end"]
+            last["page_label_end"] = chunk.page_label_end or last["page_label_end"]
+            last["page_start"] = last["page_start"] or chunk.page_start
+            last["page_label_start"] = last["page_label_start"] or chunk.page_label_start
+            continue
+        sections.append(
+            {
+                "section_path": path,
+                "chapter": chunk.chapter,
+                "section": chunk.section,
+                "chunks": 1,
+                "first_chunk_id": chunk.chunk_id,
+                "page_start": chunk.page_start,
+                "page_end": chunk.page_end,
+                "page_label_start": chunk.page_label_start,
+                "page_label_end": chunk.page_label_end,
+            }
+        )
+    return sections

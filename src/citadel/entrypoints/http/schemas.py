@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citadel.app.answer import AnswerRequest
 from citadel.domain.search import SearchFilters, SearchMode, SearchRequest
+from citadel.domain.users import Role
 
 _Name = Field(min_length=1, max_length=256)
 
@@ -70,3 +71,17 @@ class AnswerBody(_Strict):
 
     def domain(self) -> AnswerRequest:
         return AnswerRequest(self.search.domain(), self.minimum_evidence_score)
+
+
+class AclBody(_Strict):
+    """The groups that may read a source, replacing the old ones; empty: the whole tenant."""
+
+    groups: list[str] = Field(max_length=100)
+
+
+class NewUserBody(_Strict):
+    """A user to register in the admin's own tenant; its token is in the reply, once."""
+
+    name: str = Field(min_length=1, max_length=128)
+    role: Role = Role.READER
+    groups: list[str] = Field(default_factory=list, max_length=100)

@@ -1,0 +1,198 @@
+"""The JSON API's reply bodies as named schemas: what ``/openapi.json`` publishes for
+every 2xx response, and what FastAPI checks each reply against before sending it.
+
+The values are built by ``citadel.entrypoints.present.shapes`` (the CLI's ``--json``
+objects); these models only describe them. Every model forbids unknown fields, so a
+shape that gains a field without its schema fails the tests instead of drifting.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from citadel.domain.answer import DegradedReason, LinkState
+from citadel.domain.support import SupportLabel
+
+
+class Reply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorDetail(Reply):
+    """What went wrong, for the caller; details of unexpected failures go only to the log."""
+
+    status: int = Field(description="The HTTP status again.")
+    code: str = Field(description="A stable code, e.g. not_found, forbidden, rate_limited.")
+    message: str
+    request_id: str = Field(description="The X-Request-ID of the request, for the logs.")
+    reason: str | None = Field(
+        default=None, description="For a refused upload: the per-file code the CLI prints."
+    )
+
+
+class ErrorBody(Reply):
+    """The body of every error reply of the API."""
+
+    error: ErrorDetail
+
+
+class EvidenceReply(Reply):
+    """One retrieved passage with the stored metadata its attribution is built from."""
+
+    evidence_id: str
+    source_id: str
+    version: int
+    chunk_id: str
+    title: str
+    author: str
+    chapter: str
+    section: str
+    section_path: list[str]
+    page_start: int | None
+    page_end: int | None
+    page_label_start: str | None
+    page_label_end: str | None
+    score: float = Field(ge=0.0, le=1.0)
+    passage: str
+
+
+class SearchReply(Reply):
+    query: str
+    results: list[EvidenceReply]
+
+
+class SpanReply(Reply):
+    start: int
+    end: int
+
+
+class SupportReply(Reply):
+    """The application's check that the cited passage supports the segment."""
+
+    label: SupportLabel
+    score: float
+    span: SpanReply | None = Field(description="Where a quotation lies in the passage.")
+
+
+class LinkReply(Reply):
+    """Where a citation may take its reader, decided by the resolver; ``href`` is the
+    resolver's (a trusted canonical URL or a signed viewer route), else null."""
+
+    state: LinkState
+    href: str | None
+
+
+class CitationReply(Reply):
+    ref: str
+    evidence_id: str
+    source_id: str
+    version: int
+    title: str
+    chapter: str
+    section: str
+    pages: str
+    link: LinkReply
+    support: SupportReply | None
+
+
+class SegmentReply(Reply):
+    text: str
+    support: SupportLabel | None
+    citations: list[CitationReply]
+
+
+class WrittenAnswer(Reply):
+    generator: str
+    limited: bool = Field(description="Unsupported segments were dropped.")
+    segments: list[SegmentReply]
+
+
+class DegradedReply(Reply):
+    reason: DegradedReason
+    detail: str
+
+
+class GenerationReply(Reply):
+    generator: str
+    model: str
+    prompt_version: str
+    prompt_sha256: str | None
+    raw_sha256: str | None
+    attempts: int
+    cached: bool
+    shared: bool
+
+
+class AnswerSearch(Reply):
+    results: list[EvidenceReply]
+
+
+class AnswerReply(Reply):
+    """A validated answer, or (``answer`` null) the search results and why there is none."""
+
+    answer_id: str
+    request_id: str
+    query: str
+    search: AnswerSearch
+    answer: WrittenAnswer | None
+    degraded: DegradedReply | None
+    manifest_sha256: str | None
+    generation: GenerationReply | None
+
+
+class CitationLinkReply(Reply):
+    """One citation of an earlier answer, resolved again for this caller now."""
+
+    answer_id: str
+    ref: str
+    link: LinkReply
+
+
+class SourceReply(Reply):
+    """A registered source; ``origin`` (where the server read it) only for admins."""
+
+    source_id: str
+    tenant: str
+    title: str
+    authors: list[str]
+    year: int | None
+    tags: list[str]
+    acl_groups: list[str] = Field(description="Who may read it; empty: the whole tenant.")
+    canonical_url: str | None
+    origin: str | None = Field(default=None, description="Admins only.")
+    current_version: int
+    deleted: bool
+
+
+class IngestReply(Reply):
+    path: str
+    source_id: str
+    version: int
+    status: Literal["created", "updated", "unchanged"]
+    title: str
+    pages: int
+    sections: int
+    chunks: int
+
+
+class Health(Reply):
+    status: Literal["ok"]
+
+
+class VectorCoverageReply(Reply):
+    model: str
+    chunks: int | None
+    missing: int | None
+
+
+class Readiness(Reply):
+    """Ready (200) or not (503): the store, the database kind and the generator."""
+
+    status: Literal["ready", "unavailable"]
+    store: Literal["ok", "unreachable"]
+    database: Literal["sqlite", "postgresql"]
+    generator: str
+    vectors: VectorCoverageReply | None = None
+    error: str | None = Field(default=None, description="When unavailable: the failure's kind.")
