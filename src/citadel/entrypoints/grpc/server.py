@@ -34,12 +34,14 @@ async def start_server(
     handler: grpc.GenericRpcHandler,
     address: str,
     credentials: grpc.ServerCredentials,
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
 ) -> RunningServer:
-    """Serve ``handler`` on ``address`` (HOST:PORT; port 0 picks a free one) with mTLS only."""
+    """Serve ``handler`` on ``address`` (HOST:PORT; port 0 picks a free one) with mTLS only,
+    through ``interceptors`` (the call metrics: ``rpc_metrics``)."""
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
         raise InvalidRequest(f"{address!r} is not HOST:PORT")
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)], interceptors=interceptors)
     server.add_generic_rpc_handlers((handler,))
     try:
         bound = server.add_secure_port(address, credentials)
