@@ -11,6 +11,7 @@ clashing user, with ``--force``) leaves the target exactly as it was.
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,10 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     note.write_text(NOTE_V2, encoding="utf-8")
     ok(cli(str(db), home, "ingest", "--json", str(note)))
     ok(cli(str(db), home, "sources", "acl", first["source_id"], "--set", "staff", "--json"))
+    # A move: the note's former origin stays in the registry's locations.
+    moved = home / "moved-note.md"
+    moved.write_text(NOTE_V2, encoding="utf-8")
+    ok(cli(str(db), home, "sources", "move", first["source_id"], str(moved), "--json"))
     gone = home / "gone.md"
     gone.write_text("# Gone\n\nThis source is deleted after ingest.\n", encoding="utf-8")
     deleted = ok(cli(str(db), home, "ingest", "--json", str(gone)))
@@ -90,6 +95,13 @@ def test_migrate_copies_everything_and_postgresql_answers_the_same(
         assert hits(postgres_url, home, query) == hits(str(db), home, query), query
     listed = [_lines(cli(d, home, "sources", "list", "--json")) for d in (str(db), postgres_url)]
     assert listed[0] == listed[1] and len(listed[0]) == 2
+    # The former locations too (shadow mode tells a moved link from an invented one).
+    with sqlite3.connect(db) as lite, psycopg.connect(postgres_url) as pg:
+        query = "SELECT tenant, source_id, kind, location FROM source_locations ORDER BY 1, 2, 3, 4"
+        former = lite.execute(query).fetchall()
+        assert rows["source_locations"] == len(former) >= 1
+        assert [tuple(r) for r in pg.execute(query).fetchall()] == former
+        assert any(str(home / "note.md") in location for *_, location in former)
     verified = [ok(cli(d, home, "audit", "verify", "--json")) for d in (str(db), postgres_url)]
     assert verified[0] == verified[1] == {"records": 2, "intact": True, "problems": []}
     # The copy goes on as a library of its own: a new answer extends the copied chain.
@@ -122,6 +134,21 @@ def test_a_failed_copy_leaves_the_target_as_it_was(
     assert "nothing was copied" in failed.stderr
     assert _counts(postgres_url) == before
     assert before["users"] == 1 and before["sources"] == 0 and before["chunks"] == 0
+
+
+def test_a_library_file_without_the_locations_table_copies_as_none(
+    embedded: tuple[Path, Path], postgres_url: str, tmp_path: Path
+) -> None:
+    # A file of the current schema that no newer citadel has opened yet lacks
+    # source_locations (a library makes it on open; the copy opens read-only).
+    home, db = embedded
+    older = tmp_path / "older.db"
+    with sqlite3.connect(db) as source, sqlite3.connect(older) as target:
+        source.backup(target)
+    with sqlite3.connect(older) as conn:
+        conn.execute("DROP TABLE source_locations")
+    out = ok(cli(str(older), home, "db", "migrate", "--to", postgres_url, "--json"))
+    assert out["rows"]["source_locations"] == 0 and out["rows"]["sources"] == 3
 
 
 def test_migrate_refuses_what_is_not_a_postgresql_url(embedded: tuple[Path, Path]) -> None:

@@ -54,6 +54,8 @@ TABLES: dict[str, list[str]] = {
         "tenant source_id version content_sha256 parser chunker page_count section_count"
         " chunk_count created_at retained"
     ).split(),
+    # The URLs and origins sources had before a move or a new version (shadow mode).
+    "source_locations": ["tenant", "source_id", "kind", "location"],
     "chunks": (
         "rowid chunk_id tenant source_id version ordinal text sha256 section_path chapter"
         " section page_start page_end page_label_start page_label_end char_start char_end"
@@ -137,7 +139,23 @@ def _open_sqlite(path: Path) -> sqlite3.Connection:
     return conn
 
 
+# Tables a library file of the current schema may still lack: they are made when a
+# library opens the file, and the copy opens it read-only. A missing one holds no rows.
+_ADDED_IN_PLACE = frozenset({"source_locations"})
+
+
+def _missing(conn: sqlite3.Connection, table: str) -> bool:
+    return (
+        table in _ADDED_IN_PLACE
+        and not conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        ).fetchone()
+    )
+
+
 def _sqlite_rows(conn: sqlite3.Connection, table: str) -> Iterator[tuple[object, ...]]:
+    if _missing(conn, table):
+        return
     cursor = conn.execute(f"SELECT {', '.join(TABLES[table])} FROM {table}")
     while batch := cursor.fetchmany(_BATCH):
         for row in batch:
@@ -145,6 +163,8 @@ def _sqlite_rows(conn: sqlite3.Connection, table: str) -> Iterator[tuple[object,
 
 
 def _count(conn: sqlite3.Connection, table: str) -> int:
+    if _missing(conn, table):
+        return 0
     return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
 
 
