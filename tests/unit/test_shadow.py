@@ -252,7 +252,7 @@ def test_a_record_parses() -> None:
     assert record.line == 3 and record.record_id == "q1" and record.user is None
     assert record.timestamp == datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
     assert record.citations[1] == CitedRef(
-        "https://a.example/x p", url="https://a.example/x", doc_id="p"
+        "https://a.example/x for p", url="https://a.example/x", doc_id="p"
     )
     assert cited_text("pol@3") == CitedRef("pol@3", doc_id="pol", version=3)
     assert cited_text("/srv/p.pdf").path == "/srv/p.pdf"

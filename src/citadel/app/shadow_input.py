@@ -157,9 +157,12 @@ def _citation(line: int, index: int, value: Any) -> CitedRef:
         isinstance(version, bool) or not isinstance(version, int) or version < 1
     ):
         raise BadRecord(line, f"{where}: 'version' must be a whole number from 1")
-    text = " ".join(fields[n] for n in ("url", "path", "doc_id") if n in fields)
+    link = fields.get("url") or fields.get("path")
+    text = link or fields["doc_id"]
+    if link and "doc_id" in fields:
+        text += f" for {fields['doc_id']}"
     return CitedRef(
-        text=text if version is None else f"{text} (version {version})",
+        text=text if version is None else f"{text} version {version}",
         url=fields.get("url"),
         path=fields.get("path"),
         doc_id=fields.get("doc_id"),

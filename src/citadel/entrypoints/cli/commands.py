@@ -41,6 +41,7 @@ from citadel.entrypoints.cli.filters import (
 from citadel.entrypoints.cli.mcp import mcp
 from citadel.entrypoints.cli.reindex import missing_vectors_warning, reindex_line, run_reindex
 from citadel.entrypoints.cli.serve import certs_app, serve, serve_grpc
+from citadel.entrypoints.cli.shadow import shadow
 from citadel.entrypoints.cli.support import (
     AsOption,
     HomeOption,
@@ -336,6 +337,7 @@ app.add_typer(eval_app, name="eval")
 app.add_typer(db_app, name="db")
 app.command()(serve)
 app.command()(mcp)
+app.command()(shadow)
 
 
 @app.command()
