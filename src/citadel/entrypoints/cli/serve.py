@@ -35,6 +35,10 @@ from citadel.entrypoints.cli.text import terminal_safe
 from citadel.wire.identity import ANSWER, RETRIEVAL
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from citadel.app.answer import Answering
+    from citadel.bootstrap import Services
     from citadel.entrypoints.grpc.server import RunningServer
 
 
@@ -59,12 +63,8 @@ def serve(
     (/mcp); JSON logs on stderr."""
     import uvicorn
 
-    from citadel.entrypoints.http import create_app
     from citadel.entrypoints.http.app import server_options
-    from citadel.entrypoints.http.auth import api_actor
-    from citadel.entrypoints.http.mounting import mount
     from citadel.entrypoints.http.observability import configure_logging
-    from citadel.entrypoints.mcp.streamable import McpHttp
 
     if answer_grpc and certs is None:
         err.print("[red]error:[/red] --answer-grpc needs --certs DIR")
@@ -77,12 +77,7 @@ def serve(
             except (AppError, ConfigError, OSError) as exc:
                 err.print(f"[red]configuration error:[/red] {terminal_safe(str(exc))}")
                 raise typer.Exit(2) from exc
-        # The MCP server at /mcp, behind the API's bearer tokens (built before the JSON
-        # logs are configured: the SDK configures logging when it is made).
-        app = mount(
-            create_app(services, answering=answering),
-            McpHttp(services, api_actor, answering=answering),
-        )
+        app = http_app(services, answering)  # before the JSON logs: the MCP SDK sets logging up
         configure_logging()
         err.print(
             f"citadel: serving http://{host}:{port}/ (sign in with a `citadel users add` token)"
@@ -97,6 +92,20 @@ def serve(
             # Forwarded headers only from CITADEL_HTTP_TRUSTED_PROXIES (default: none).
             **server_options(services.settings.http),
         )
+
+
+def http_app(services: Services, answering: Answering | None = None) -> FastAPI:
+    """What ``citadel serve`` serves: the HTTP API and the web UI (``create_app``), and the
+    MCP server at /mcp behind the API's own bearer-token check (``McpHttp``)."""
+    from citadel.entrypoints.http import create_app
+    from citadel.entrypoints.http.auth import api_actor
+    from citadel.entrypoints.http.mounting import mount
+    from citadel.entrypoints.mcp.streamable import McpHttp
+
+    return mount(
+        create_app(services, answering=answering),
+        McpHttp(services, api_actor, answering=answering),
+    )
 
 
 certs_app = typer.Typer(no_args_is_help=True, help="Certificates for the gRPC services.")
