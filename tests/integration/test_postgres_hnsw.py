@@ -215,3 +215,25 @@ def test_a_background_build_that_fails_is_not_retried_by_every_search(
     finally:
         exact.close()
         server.close()
+
+
+def test_the_graph_settings_are_the_search_connections_own(shelf: tuple[str, Shelf]) -> None:
+    # A graph search is one statement on a pooled connection whose session carries
+    # the graph's beam and iterative scan; without them pgvector would search with
+    # ef_search 40 and stop short of the keys asked for.
+    url, _ = shelf
+    library = PostgresLibrary(url, hnsw_min_vectors=100, pool_size=1)
+    try:
+        assert library._dense._graph.ensure(MODEL, DIMENSION)
+        with library._db.read() as conn:  # the session before any graph search
+            assert conn.execute("SELECT current_setting('hnsw.ef_search', true)").fetchone() in (
+                (None,),
+                ("40",),
+            )
+        keys = library._dense._graph.nearest_keys(queries(1)[0], MODEL, 150)
+        assert len(keys) == 150
+        with library._db.read() as conn:  # the pool's one connection, as the search left it
+            assert conn.execute("SHOW hnsw.ef_search").fetchone() == (str(hnsw.EF_SEARCH),)
+            assert conn.execute("SHOW hnsw.iterative_scan").fetchone() == ("relaxed_order",)
+    finally:
+        library.close()

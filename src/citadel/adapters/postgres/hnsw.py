@@ -21,6 +21,7 @@ import hashlib
 import logging
 import threading
 import time
+import weakref
 
 import numpy as np
 import psycopg
@@ -60,6 +61,7 @@ class PgvectorIndex:
         self._building: dict[str, threading.Thread] = {}
         self._failed_at: dict[str, float] = {}
         self._lock = threading.Lock()
+        self._tuned: weakref.WeakSet[Connection] = weakref.WeakSet()
 
     def ensure(self, model: str, dimension: int) -> bool:
         """Whether the model's index can answer now. Without ``background`` it is made
@@ -152,14 +154,21 @@ class PgvectorIndex:
             "SELECT key FROM embeddings WHERE model = {model}"
             " ORDER BY vector::vector({dim}) <=> %b::vector({dim}) LIMIT %s"
         ).format(dim=sql.Literal(dimension), model=sql.Literal(model))
-        with self._db.read(snapshot=True) as conn:
-            conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(EF_SEARCH)))
-            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            conn.execute(
-                sql.SQL("SET LOCAL hnsw.max_scan_tuples = {}").format(sql.Literal(_MAX_SCAN_TUPLES))
-            )
+        with self._db.read() as conn:
+            # One statement, one round trip: the graph's settings are the session's,
+            # set once per pooled connection (they touch nothing but HNSW scans).
+            if conn not in self._tuned:
+                conn.execute(_SESSION_SETTINGS)
+                self._tuned.add(conn)
             rows = conn.execute(search, (query, k), prepare=False).fetchall()
         return [str(row[0]) for row in rows]
+
+
+# Without parameters several statements go as one query.
+_SESSION_SETTINGS = (
+    f"SET hnsw.ef_search = {EF_SEARCH}; SET hnsw.iterative_scan = relaxed_order;"
+    f" SET hnsw.max_scan_tuples = {_MAX_SCAN_TUPLES}"
+).encode()
 
 
 def build_memory_mb(vectors: int, dimension: int) -> int:
