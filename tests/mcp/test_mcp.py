@@ -39,6 +39,8 @@ from tests.mcp.conftest import (
     citadel_command,
 )
 
+pytestmark = pytest.mark.shared  # R-intro, from ../shared/books
+
 QUESTION = "How do I read data from a file into a data frame?"
 SECRET_QUESTION = "How is the zebracorn bonus pool paid?"
 
