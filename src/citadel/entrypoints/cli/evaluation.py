@@ -28,6 +28,7 @@ from citadel.app.evaluation import EvaluationReport, RetrievalEvaluation
 from citadel.bootstrap import build, load_beir_dataset
 from citadel.config import ConfigError, Settings
 from citadel.domain.search import SearchMode
+from citadel.entrypoints.cli.citation_eval import eval_citations
 from citadel.entrypoints.cli.support import JsonFlag, emit, err, local_actor, progress_bar
 from citadel.entrypoints.cli.support_eval import eval_support
 from citadel.entrypoints.cli.text import evaluation_text, terminal_safe
@@ -78,6 +79,7 @@ eval_app = typer.Typer(
     no_args_is_help=True, help="Measure retrieval, answer and support-check quality."
 )
 eval_app.command("support")(eval_support)
+eval_app.command("citations")(eval_citations)
 
 
 @eval_app.command("retrieval")
