@@ -38,6 +38,7 @@ from citadel.domain.audit_chain import (
     head_mac,
     record_mac,
 )
+from citadel.domain.audit_verify import verify_chain
 from citadel.domain.limits import Limits
 from citadel.domain.manifest import canonical_json
 from tests.unit.test_answer_service import ACTOR, library, request
@@ -204,6 +205,21 @@ def test_concurrent_appends_make_one_chain(log: AuditLog) -> None:
     head = log.head()
     assert head is not None and (head.count, head.hash) == (40, entries[-1].hash)
     assert audit(log).verify().intact
+
+
+def test_a_snapshot_holds_its_moment_while_others_append(log: AuditLog) -> None:
+    # Verifying while other servers append: the head and the records must be read as
+    # one state, or a record appended in between looks like one past the head.
+    appended(log, 3)
+    with log.snapshot() as snap:
+        partial = next(snap.entries)
+        log.append("late", body("late"))  # before the snapshot's records are read on
+        entries = [partial, *snap.entries]
+        head = snap.head
+    assert isinstance(head, AuditHead) and head.count == 3
+    assert [e.seq for e in entries] == [1, 2, 3]
+    assert verify_chain(iter(entries), head, log.key()).intact
+    assert [e.answer_id for e in log.entries()][-1] == "late"
 
 
 def test_the_apps_verify_finds_the_chain_intact(log: AuditLog) -> None:

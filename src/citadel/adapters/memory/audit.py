@@ -9,7 +9,9 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 
+from citadel.app.ports import AuditSnapshot
 from citadel.domain.audit_chain import (
     KEY_BYTES,
     AuditEntry,
@@ -60,3 +62,9 @@ class InMemoryAuditLog:
     def key(self) -> AuditKey:
         with self._lock:
             return AuditKey("memory", self._secret)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[AuditSnapshot]:
+        with self._lock:
+            taken = AuditSnapshot(iter(list(self._entries)), self._head)
+        yield taken

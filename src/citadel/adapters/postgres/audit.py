@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from citadel.adapters.postgres.database import Connection, Database
 from citadel.adapters.sqlite.audit import AuditKeyFile
+from citadel.app.ports import AuditSnapshot
 from citadel.domain.audit_chain import (
     AuditEntry,
     AuditHead,
@@ -172,8 +174,34 @@ class PostgresAuditLog:
         with self._db.read() as conn:
             return _head(conn)
 
+    @contextmanager
+    def snapshot(self) -> Iterator[AuditSnapshot]:
+        """One REPEATABLE READ transaction: the head and every page of records from
+        the same snapshot, whatever other servers append meanwhile."""
+        with self._db.read(snapshot=True) as conn:
+            head: AuditHead | MalformedHead | None
+            try:
+                head = _head(conn)
+            except MalformedHead as exc:
+                head = exc
+            yield AuditSnapshot(_pages(conn), head)
+
     def key(self) -> AuditKey:
         return self._keys.read()
+
+
+def _pages(conn: Connection) -> Iterator[AuditEntry]:
+    """Every record by ``seq`` on ``conn``, a page at a time."""
+    query = f"SELECT {_SELECT} FROM audit_log ORDER BY seq LIMIT {_PAGE}"
+    after: tuple[int, ...] = ()
+    while True:
+        rows = conn.execute(query, after).fetchall()
+        for row in rows:
+            yield _entry(row)
+        if len(rows) < _PAGE:
+            return
+        query = f"SELECT {_SELECT} FROM audit_log WHERE seq > %s ORDER BY seq LIMIT {_PAGE}"
+        after = (int(rows[-1][0]),)
 
 
 def _head(conn: Connection) -> AuditHead | None:

@@ -17,9 +17,11 @@ import os
 import secrets
 import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from citadel.adapters.sqlite.database import Database
+from citadel.app.ports import AuditSnapshot
 from citadel.domain.audit_chain import (
     KEY_BYTES,
     AuditEntry,
@@ -172,6 +174,26 @@ class SqliteAuditLog:
         cursor = self._db.reader.execute(f"SELECT {_SELECT} FROM audit_log ORDER BY seq")
         for row in cursor:
             yield _entry(row)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[AuditSnapshot]:
+        """One read transaction on this thread's reader: in WAL mode it sees the
+        database as of its first read (the head), whatever is appended meanwhile."""
+        conn = self._db.reader
+        owned = not conn.in_transaction
+        if owned:
+            conn.execute("BEGIN")
+        try:
+            head: AuditHead | MalformedHead | None
+            try:
+                head = _head(conn)
+            except MalformedHead as exc:
+                head = exc
+            cursor = conn.execute(f"SELECT {_SELECT} FROM audit_log ORDER BY seq")
+            yield AuditSnapshot((_entry(row) for row in cursor), head)
+        finally:
+            if owned:
+                conn.execute("COMMIT")
 
     def head(self) -> AuditHead | None:
         """The stored head; ``None`` when none is stored; ``MalformedHead`` when it

@@ -36,12 +36,13 @@ from citadel.app.ports.library import (
     Vectors,
 )
 from citadel.app.ports.operations import OperationMetrics
-from citadel.app.ports.records import AuditLog, Clock, TrustMetrics
+from citadel.app.ports.records import AuditLog, AuditSnapshot, Clock, TrustMetrics
 from citadel.app.ports.users import UserRecord, UserStore
 
 __all__ = [
     "AnswerGenerator",
     "AuditLog",
+    "AuditSnapshot",
     "ChunkStore",
     "ChunkVectors",
     "Clock",

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Protocol
 
-from citadel.domain.audit_chain import AuditEntry, AuditHead, AuditKey
+from citadel.domain.audit_chain import AuditEntry, AuditHead, AuditKey, MalformedHead
 
 # Vectors are numpy arrays at this boundary: a list of Python floats per chunk
 # would cost more than the search itself at 100k chunks.
@@ -15,6 +17,16 @@ class Clock(Protocol):
     def now_iso(self) -> str:
         """The current UTC time, ISO 8601."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class AuditSnapshot:
+    """The log's records and its head as of one moment (``AuditLog.snapshot``)."""
+
+    entries: Iterator[AuditEntry]
+    """Every record of that moment, oldest first; read while the snapshot is open."""
+    head: AuditHead | MalformedHead | None
+    """The head of that moment; the ``MalformedHead`` error when it cannot be read."""
 
 
 class AuditLog(Protocol):
@@ -48,6 +60,12 @@ class AuditLog(Protocol):
     def key(self) -> AuditKey:
         """The audit key as it is now, never creating one (a log nothing was
         appended to has none)."""
+        ...
+
+    def snapshot(self) -> AbstractContextManager[AuditSnapshot]:
+        """The records and the head as one consistent state, for verifying the chain
+        while other servers append: read ``head`` then ``entries`` separately and an
+        append in between leaves records past the head, which reads as tampering."""
         ...
 
 
