@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
@@ -29,7 +30,6 @@ from mcp.types import CallToolResult
 from citadel.app.resolver import Target
 from citadel.domain.users import Actor
 from citadel.entrypoints.present.shapes import link_json
-from mcp import ClientSession, StdioServerParameters
 from tests.conftest import ROOT
 from tests.mcp.conftest import (
     SECRET_TERM,

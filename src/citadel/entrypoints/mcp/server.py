@@ -81,8 +81,9 @@ async def dispatch(
     caller: Caller,
     work: Callable[[Actor, Any | None], Awaitable[T]],
 ) -> T:
-    """Run one tool call: the caller now, then ``work(actor, request)``; every failure
-    becomes a ``ToolError`` with ``tool_message``'s text."""
+    """Run one call of ``tool``: the caller now, then ``work(actor, request)``; every
+    failure becomes a ``ToolError`` with ``tool_message``'s text. Every tool call of
+    every transport passes here once (the place for a span per call)."""
     request = ctx.request_context.request
     try:
         actor = await anyio.to_thread.run_sync(caller, request)
@@ -92,7 +93,9 @@ async def dispatch(
     except Exception as exc:
         message = tool_message(exc)
         if message == INTERNAL or isinstance(exc, ConfigError):
-            log.error("tool failed", extra={"error": type(exc).__name__}, exc_info=True)
+            log.error(
+                "MCP tool %s failed", tool, extra={"error": type(exc).__name__}, exc_info=True
+            )
         raise ToolError(message) from None
 
 
