@@ -30,6 +30,7 @@ from citadel.entrypoints.http.replies import (
     IngestReply,
     Readiness,
     SearchReply,
+    StreamEvent,
 )
 from citadel.entrypoints.http.schemas import AclBody, AnswerBody, NewUserBody, SearchBody
 from citadel.entrypoints.http.streaming import EventShapes, answer_events, event_stream
@@ -49,8 +50,10 @@ ops = APIRouter(tags=["operations"])
 
 _JSON_ERRORS = errors(413, e422="The body is not standard JSON, or has unknown or invalid fields")
 
-# The JSON bodies (FastAPI would read a body parameter before authenticating).
-BODIES = (SearchBody, AnswerBody, AclBody, NewUserBody)
+# The JSON bodies (FastAPI would read a body parameter before authenticating), and the
+# stream's event, published among the components as they are.
+BODIES = (SearchBody, AnswerBody, AclBody, NewUserBody, StreamEvent)
+STREAM_EVENT = "#/components/schemas/StreamEvent"
 SearchJson = Annotated[SearchBody, Depends(json_body(SearchBody))]
 AnswerJson = Annotated[AnswerBody, Depends(json_body(AnswerBody))]
 
@@ -102,7 +105,7 @@ STREAM_SHAPES = EventShapes(search=search_json, final=answer_json)
                 " before `done` when the deadline passes. Nothing the generator wrote is"
                 " sent before it is validated."
             ),
-            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+            "content": {"text/event-stream": {"schema": {"$ref": STREAM_EVENT}}},
         },
     },
     openapi_extra=body_doc(AnswerBody),

@@ -196,3 +196,12 @@ class Readiness(Reply):
     generator: str
     vectors: VectorCoverageReply | None = None
     error: str | None = Field(default=None, description="When unavailable: the failure's kind.")
+
+
+class StreamEvent(Reply):
+    """One server-sent event of /v1/answer/stream; ``data`` is one line of JSON:
+    ``search`` the /v1/search body, ``answer`` and ``degraded`` the /v1/answer body,
+    ``error`` the error body, ``done`` ``{"answer_id"}``."""
+
+    event: Literal["search", "answer", "degraded", "error", "done"]
+    data: str
