@@ -35,6 +35,7 @@ from citadel.app.circuit import CircuitBreaker, CircuitState
 from citadel.app.errors import InvalidRequest, RequestDeadlineExceeded
 from citadel.app.generation import GenerationOutcome, GuardedGenerator
 from citadel.app.ports import AnswerGenerator, Retrieval, TrustMetrics
+from citadel.app.ports.tracing import NullTracer, Tracer
 from citadel.app.resolver import CitationResolver, NullMetrics
 from citadel.app.support import SupportStep
 from citadel.domain.answer import (
@@ -107,6 +108,7 @@ class AnswerService:
         circuit: CircuitBreaker | None = None,
         support: SupportStep | None = None,
         new_id: Callable[[], str] = _new_id,
+        tracer: Tracer | None = None,
     ) -> None:
         if cache is not None and cache.enabled and sources is None:
             raise ValueError("an answer cache needs the source revisions to invalidate it")
@@ -119,8 +121,9 @@ class AnswerService:
         self._resolver = resolver
         self._audit = audit
         self._metrics = metrics or NullMetrics()
+        self._tracer = tracer or NullTracer()
         self._generation = GuardedGenerator(
-            generator, limits, self._metrics, circuit or CircuitBreaker(), support
+            generator, limits, self._metrics, circuit or CircuitBreaker(), support, self._tracer
         )
         self._support = support
         self._new_id = new_id
@@ -151,11 +154,18 @@ class AnswerService:
         returned result holds in ``search``; nothing the generator wrote reaches the
         caller before validation, which is this use case's, for every entrypoint."""
         request_id = request_id or self._new_id()
-        try:
-            async with asyncio.timeout(deadline_s):
-                return await self._answer(request, actor, request_id, on_search)
-        except TimeoutError as exc:
-            raise RequestDeadlineExceeded("the request's deadline passed") from exc
+        with self._tracer.span("answer", generator=self._generator.name) as span:
+            try:
+                async with asyncio.timeout(deadline_s):
+                    result = await self._answer(request, actor, request_id, on_search)
+            except TimeoutError as exc:
+                raise RequestDeadlineExceeded("the request's deadline passed") from exc
+            degraded = result.degraded
+            span.set(
+                outcome="accepted" if degraded is None else degraded.reason.value,
+                cached=result.generation is not None and result.generation.cached,
+            )
+            return result
 
     async def _answer(
         self,
@@ -272,7 +282,9 @@ class AnswerService:
         search = await asyncio.to_thread(self._search.search, request.search, actor)
         selecting = time.perf_counter()
         self._metrics.stage("search", selecting - started)
-        context = select_evidence(search.results, self._limits, request.minimum_evidence_score)
+        with self._tracer.span("selection", candidates=len(search.results)) as span:
+            context = select_evidence(search.results, self._limits, request.minimum_evidence_score)
+            span.set(selected=len(context))
         self._metrics.stage("selection", time.perf_counter() - selecting)
         return search, context
 

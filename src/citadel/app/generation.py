@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from citadel.app.circuit import CircuitBreaker, CircuitState
 from citadel.app.errors import InvalidGeneratorOutput
 from citadel.app.ports import AnswerGenerator, TrustMetrics
+from citadel.app.ports.tracing import NullTracer, Tracer
 from citadel.app.support import Checked, SupportStep, SupportVerdict, manifest_passages
 from citadel.domain.answer import Degraded, DegradedReason, GenerationRecord, GenerationRequest
 from citadel.domain.limits import Limits
@@ -62,8 +63,10 @@ class GuardedGenerator:
         metrics: TrustMetrics,
         circuit: CircuitBreaker,
         support: SupportStep | None = None,
+        tracer: Tracer | None = None,
     ) -> None:
         self._generator = generator
+        self._tracer = tracer or NullTracer()
         self._support = support
         self._limits = limits
         self._metrics = metrics
@@ -76,6 +79,17 @@ class GuardedGenerator:
 
     async def generate(self, question: str, manifest: Manifest) -> GenerationOutcome:
         """Generate, validate, and repair if allowed; every failure becomes a value."""
+        with self._tracer.span("generation", generator=self._generator.name) as span:
+            outcome = await self._guarded(question, manifest)
+            degraded = outcome.degraded
+            span.set(
+                outcome="accepted" if degraded is None else degraded.reason.value,
+                attempts=outcome.record.attempts,
+                limited=outcome.limited,
+            )
+            return outcome
+
+    async def _guarded(self, question: str, manifest: Manifest) -> GenerationOutcome:
         record = GenerationRecord(
             generator=self._generator.name,
             model=self._generator.model,
@@ -139,8 +153,10 @@ class GuardedGenerator:
             )
             record = replace(record, attempts=attempt)
             try:
-                async with asyncio.timeout_at(deadline):
-                    candidate = await self._generator.generate(request)
+                # An exception leaving the attempt marks its span with the error's type.
+                with self._tracer.span("attempt", attempt=attempt, repair=bool(repair)):
+                    async with asyncio.timeout_at(deadline):
+                        candidate = await self._generator.generate(request)
             except TimeoutError:
                 self._circuit.failed()
                 if pending is not None:
@@ -180,7 +196,11 @@ class GuardedGenerator:
                 output=_payload_json(candidate.payload),
             )
             validating = time.perf_counter()
-            verdict = validate_candidate(candidate.payload, manifest, self._limits)
+            with self._tracer.span("validation", attempt=attempt) as span:
+                verdict = validate_candidate(candidate.payload, manifest, self._limits)
+                span.set(
+                    outcome="accepted" if isinstance(verdict, Accepted) else verdict.reason.value
+                )
             self._metrics.stage("validation", time.perf_counter() - validating)
             if isinstance(verdict, Accepted):
                 if self._support is None:

@@ -22,10 +22,12 @@ The same manifest and the same authorization state resolve to the same links
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from citadel.app.ports import SourceRegistry, TrustMetrics
+from citadel.app.ports.tracing import NullTracer, Tracer
 from citadel.domain.answer import AnswerResult, Citation, CitedSegment, LinkState
 from citadel.domain.source import AccessScope, Source
 from citadel.domain.users import Actor
@@ -74,8 +76,10 @@ class CitationResolver:
         *,
         metrics: TrustMetrics | None = None,
         now: Callable[[], float] = time.time,
+        tracer: Tracer | None = None,
     ) -> None:
         self._registry = registry
+        self._tracer = tracer or NullTracer()
         self._safe_href = safe_href
         self._signer = signer
         self._metrics = metrics or NullMetrics()
@@ -155,6 +159,14 @@ class CitationResolver:
         A forbidden citation keeps only its ref: no title, author, chapter,
         section or pages of a source the reader may not see.
         """
+        with self._tracer.span("resolution") as span:
+            resolved = self._resolved(result, actor)
+            shown = resolved.answer.segments if resolved.answer is not None else ()
+            states = Counter(c.link_state.value for s in shown for c in s.citations)
+            span.set(citations=states.total(), **{f"links_{k}": n for k, n in states.items()})
+            return resolved
+
+    def _resolved(self, result: AnswerResult, actor: Actor) -> AnswerResult:
         if result.answer is None:
             return result
         started = time.perf_counter()

@@ -7,6 +7,7 @@ and the two rankings are fused into one score (``citadel.domain.fusion``).
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections import OrderedDict
@@ -23,6 +24,7 @@ from citadel.app.ports import (
     VectorIndex,
     Vectors,
 )
+from citadel.app.ports.tracing import NullTracer, Tracer
 from citadel.domain.fusion import FusionPolicy, calibrate, dense_evidence, fuse, term_coverage
 from citadel.domain.limits import Limits
 from citadel.domain.search import Evidence, SearchFilters, SearchMode, SearchRequest, SearchResult
@@ -79,6 +81,7 @@ class SearchService:
         fusion: FusionPolicy | None = None,
         candidates: int = DEFAULT_CANDIDATES,
         metrics: OperationMetrics | None = None,
+        tracer: Tracer | None = None,
     ) -> None:
         if (vectors is None) != (embedder is None):
             raise ValueError("dense search needs both a vector index and an embedder")
@@ -92,6 +95,7 @@ class SearchService:
         self._query_vectors = QueryVectorCache()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="citadel-dense")
         self._metrics = metrics
+        self._tracer = tracer or NullTracer()
 
     @property
     def dense_enabled(self) -> bool:
@@ -100,7 +104,9 @@ class SearchService:
     def search(self, request: SearchRequest, actor: Actor) -> SearchResult:
         """``_search``, timed by the mode asked in ``metrics`` when it answers."""
         started = time.perf_counter()
-        result = self._search(request, actor)
+        with self._tracer.span("search", mode=request.mode.value, limit=request.limit) as span:
+            result = self._search(request, actor)
+            span.set(results=len(result.results))
         if self._metrics is not None:
             self._metrics.search(request.mode.value, time.perf_counter() - started)
         return result
@@ -127,19 +133,39 @@ class SearchService:
             want_dense = False
         # The dense side (query embedding, then the matrix product) runs on another
         # thread while FTS5 ranks here: both release the GIL, so on two cores a
-        # hybrid search costs about the slower of the two, not their sum.
+        # hybrid search costs about the slower of the two, not their sum. (In a copy of
+        # this context: its span is a child of this search's.)
+        run_here = contextvars.copy_context().run
         pending = (
-            self._pool.submit(self._dense_search, query, scope, request.filters, depth)
+            self._pool.submit(run_here, self._dense_search, query, scope, request.filters, depth)
             if want_dense
             else None
         )
         try:
             if request.mode in {SearchMode.HYBRID, SearchMode.LEXICAL}:
-                hits = self._lexical.search(terms, scope, request.filters, depth)
+                with self._tracer.span("lexical", terms=len(terms), depth=depth) as span:
+                    hits = self._lexical.search(terms, scope, request.filters, depth)
+                    span.set(hits=len(hits))
                 lexical = {hit.chunk_id: hit.score for hit in hits}
         finally:
             if pending is not None:
                 vector, dense = pending.result()
+        with self._tracer.span("fusion", lexical=len(lexical), dense=len(dense)) as span:
+            result = self._fuse(request, terms, limit, lexical, dense, vector)
+            span.set(results=len(result.results))
+        return result
+
+    def _fuse(
+        self,
+        request: SearchRequest,
+        terms: tuple[str, ...],
+        limit: int,
+        lexical: dict[str, float],
+        dense: dict[str, float],
+        vector: Vectors | None,
+    ) -> SearchResult:
+        """The two rankings fused, calibrated, and read back as evidence."""
+        query = request.query
         if request.mode is SearchMode.HYBRID and vector is not None and self._vectors is not None:
             # Lexical hits outside the dense top list get their exact cosine, so a
             # passage is not penalised for missing the other method's list. Exact
@@ -174,8 +200,10 @@ class SearchService:
         self, query: str, scope: AccessScope, filters: SearchFilters, depth: int
     ) -> tuple[Vectors, dict[str, float]]:
         assert self._vectors is not None and self._embedder is not None
-        vector = self._query_vector(query)
-        found = self._vectors.search_vectors(vector, self._embedder.name, scope, filters, depth)
+        with self._tracer.span("dense", embedder=self._embedder.name, depth=depth) as span:
+            vector = self._query_vector(query)
+            found = self._vectors.search_vectors(vector, self._embedder.name, scope, filters, depth)
+            span.set(hits=len(found))
         return vector, {hit.chunk_id: hit.score for hit in found}
 
     def close(self) -> None:
