@@ -95,6 +95,8 @@ class Settings:
     link_allowed_hosts: str = default_of("link_allowed_hosts")
     link_secret: SecretStr = field(default=default_of("link_secret"))
     """Empty means a key kept in ``$CITADEL_HOME/viewer.key``."""
+    otel_endpoint: str = default_of("otel_endpoint")
+    """Where spans are sent (OTLP/HTTP); empty: no tracing."""
     llm: LlmSettings = field(default_factory=LlmSettings)
     http: HttpSettings = field(default_factory=HttpSettings)
 

@@ -42,11 +42,8 @@ GENERATORS = ("extractive", "openai")
 EMBEDDERS = ("minilm", "minilm-float", "hashing", "none")
 COOKIE_SECURITY = ("auto", "always")
 FUSION_METHODS = ("weighted", "rrf")
-
 _LIMITS = Limits()
 _FUSION = FusionPolicy()
-
-
 _MIB = 1024 * 1024
 
 SETTINGS: tuple[Setting, ...] = (
@@ -349,6 +346,9 @@ SETTINGS: tuple[Setting, ...] = (
         "drop query terms found in more than this share of chunks (faster, slightly worse;"
         " `docs/benchmarks.md`)",
         note="(off)",
+    ),
+    Setting(
+        "CITADEL_OTEL_ENDPOINT", "otel_endpoint", Text(), "", "an OTLP/HTTP collector for traces"
     ),
 )
 
