@@ -76,9 +76,12 @@ class McpHttp:
         self._manager = server.session_manager
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            actor = await run_in_threadpool(self._authenticate, Request(scope, receive))
-            scope[ACTOR_KEY] = actor
+        if scope["type"] != "http":
+            # Nothing but HTTP reaches the transport (a WebSocket is closed at once).
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+            return
+        scope[ACTOR_KEY] = await run_in_threadpool(self._authenticate, Request(scope, receive))
         await self._inner(scope, receive, send)
 
     def running(self) -> AbstractAsyncContextManager[None]:
