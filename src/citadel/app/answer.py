@@ -185,7 +185,8 @@ class AnswerService:
         if self._resolver is not None:
             result = self._resolver.resolve_answer(result, actor)
         if self._audit is not None:
-            self._audit.record(result, actor)
+            with self._tracer.span("audit"):
+                self._audit.record(result, actor)
         self._count(result)
         return result
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from citadel.app.errors import NotFound, ServiceUnavailable
 from citadel.app.ports import AuditLog, ChunkStore, Clock
 from citadel.app.ports.support import SupportChecker
-from citadel.app.ports.tracing import NullTracer, Tracer
 from citadel.app.resolver import NullMetrics, Target
 from citadel.app.support import Checked, SupportStep
 from citadel.domain.answer import AnswerResult
@@ -48,7 +47,6 @@ class AuditService:
         *,
         support: SupportChecker | None = None,
         chunks: ChunkStore | None = None,
-        tracer: Tracer | None = None,
     ) -> None:
         """``support`` and ``chunks`` let ``replay`` recompute the support labels from
         the stored passages; without them it re-validates membership only."""
@@ -57,16 +55,13 @@ class AuditService:
         self._limits = limits
         self._support = support
         self._chunks = chunks
-        self._tracer = tracer or NullTracer()
 
     def record(self, result: AnswerResult, actor: Actor) -> AuditRecord:
         """Append the record of ``result`` as shown to ``actor`` (its citations already
         resolved for them); returns what was stored."""
         record = answer_record(result, actor, self._clock.now_iso())
-        outcome = "accepted" if result.degraded is None else result.degraded.reason.value
         try:
-            with self._tracer.span("audit", outcome=outcome):
-                self._log.append(record.answer_id, record.to_json())
+            self._log.append(record.answer_id, record.to_json())
         except MalformedHead as exc:
             # An answer that cannot be recorded is not shown: the log refuses to seal
             # a chain it cannot vouch for (a rewritten head, a missing key).

@@ -205,9 +205,12 @@ class GuardedGenerator:
             if isinstance(verdict, Accepted):
                 if self._support is None:
                     return GenerationOutcome(verdict, None, record)
-                found = await asyncio.to_thread(
-                    self._support.check, verdict.segments, manifest_passages(manifest)
-                )
+                checker = self._support.checker_name
+                with self._tracer.span("support", checker=checker, attempt=attempt) as span:
+                    found = await asyncio.to_thread(
+                        self._support.check, verdict.segments, manifest_passages(manifest)
+                    )
+                    span.set(segments=len(found.segments), unsupported=len(found.unsupported))
                 if (
                     found.unsupported
                     and self._support.policy is not SupportPolicy.LABEL

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from citadel.app.ports import TrustMetrics
 from citadel.app.ports.support import SupportChecker
-from citadel.app.ports.tracing import NullTracer, Tracer
 from citadel.domain.answer import AnswerSegment, Degraded, DegradedReason
 from citadel.domain.manifest import Manifest
 from citadel.domain.support import Support, SupportLabel, SupportPolicy, strongest
@@ -51,17 +50,11 @@ class SupportStep:
     """The checker and the policy, shared by every answer of one service."""
 
     def __init__(
-        self,
-        checker: SupportChecker,
-        policy: SupportPolicy,
-        metrics: TrustMetrics,
-        *,
-        tracer: Tracer | None = None,
+        self, checker: SupportChecker, policy: SupportPolicy, metrics: TrustMetrics
     ) -> None:
         self._checker = checker
         self._policy = policy
         self._metrics = metrics
-        self._tracer = tracer or NullTracer()
 
     @property
     def policy(self) -> SupportPolicy:
@@ -82,22 +75,19 @@ class SupportStep:
         """Each segment against every passage it cites, ``passages`` by ref (CPU work:
         call off the event loop)."""
         started = time.perf_counter()
-        with self._tracer.span("support", checker=self._checker.name) as span:
-            pairs = [(segment.text, passages[ref]) for segment in segments for ref in segment.refs]
-            found = self._checker.check(pairs)
-            if len(found) != len(pairs):
-                raise RuntimeError(
-                    f"the support checker gave {len(found)} results for {len(pairs)} pairs"
-                )
-            supports: list[tuple[Support, ...]] = []
-            at = 0
-            for segment in segments:
-                supports.append(tuple(found[at : at + len(segment.refs)]))
-                at += len(segment.refs)
-            verdict = SupportVerdict(segments, tuple(supports))
-            span.set(pairs=len(pairs), unsupported=len(verdict.unsupported))
+        pairs = [(segment.text, passages[ref]) for segment in segments for ref in segment.refs]
+        found = self._checker.check(pairs)
+        if len(found) != len(pairs):
+            raise RuntimeError(
+                f"the support checker gave {len(found)} results for {len(pairs)} pairs"
+            )
+        supports: list[tuple[Support, ...]] = []
+        at = 0
+        for segment in segments:
+            supports.append(tuple(found[at : at + len(segment.refs)]))
+            at += len(segment.refs)
         self._metrics.stage("support", time.perf_counter() - started)
-        return verdict
+        return SupportVerdict(segments, tuple(supports))
 
     def decide(self, verdict: SupportVerdict) -> Checked | Degraded:
         """The policy: label everything, drop what is unsupported, or refuse the answer."""

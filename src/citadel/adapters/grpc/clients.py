@@ -37,6 +37,7 @@ from citadel.app.errors import (
     ServiceUnavailable,
     Unauthenticated,
 )
+from citadel.app.ports.tracing import NullTracer, Span, Tracer
 from citadel.domain.answer import AnswerResult
 from citadel.domain.search import SearchRequest, SearchResult
 from citadel.domain.users import Actor
@@ -49,6 +50,7 @@ from citadel.wire.convert import (
 from citadel.wire.errors import InvalidMessage
 from citadel.wire.gen import answer_pb2, retrieval_pb2
 from citadel.wire.identity import ANSWER, RETRIEVAL, ServiceSpec, actor_metadata
+from citadel.wire.tracing import STATUS, rpc_attributes, span_name, trace_metadata
 
 _ERRORS: dict[grpc.StatusCode, type[AppError]] = {
     grpc.StatusCode.INVALID_ARGUMENT: InvalidRequest,
@@ -59,12 +61,17 @@ _ERRORS: dict[grpc.StatusCode, type[AppError]] = {
 }
 
 
-def _translate(error: grpc.RpcError, service: ServiceSpec) -> AppError:
+def _code(error: grpc.RpcError) -> grpc.StatusCode:
     # Raised errors are also grpc.Call objects, which the type stubs cannot express.
     status = getattr(error, "code", None)
     code = status() if callable(status) else None
-    if not isinstance(code, grpc.StatusCode):
-        code = grpc.StatusCode.UNKNOWN
+    return code if isinstance(code, grpc.StatusCode) else grpc.StatusCode.UNKNOWN
+
+
+def _translate(error: grpc.RpcError, service: ServiceSpec, span: Span | None = None) -> AppError:
+    code = _code(error)
+    if span is not None:
+        span.set(**{STATUS: code.value[0]})
     text = getattr(error, "details", None)
     details = str((text() if callable(text) else None) or code.name.lower())
     kind = _ERRORS.get(code, ServiceUnavailable)
@@ -80,9 +87,17 @@ def _decoded(message: str, service: ServiceSpec, exc: InvalidMessage) -> Service
 class GrpcRetrievalClient:
     """``Retrieval`` over gRPC: what ``AnswerService`` searches with in split mode."""
 
-    def __init__(self, target: str, identity: Identity, *, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        target: str,
+        identity: Identity,
+        *,
+        timeout_s: float = 30.0,
+        tracer: Tracer | None = None,
+    ) -> None:
         self._target = target
         self._timeout_s = timeout_s
+        self._tracer = tracer or NullTracer()
         self._channel = grpc.secure_channel(
             target, channel_credentials(identity), options=channel_options(RETRIEVAL.server_name)
         )
@@ -94,14 +109,18 @@ class GrpcRetrievalClient:
 
     def search(self, request: SearchRequest, actor: Actor) -> SearchResult:
         """Rank the chunks ``actor`` may read, on the Retrieval service."""
-        try:
-            response = self._search(
-                search_request_to_wire(request),
-                timeout=self._timeout_s,
-                metadata=actor_metadata(actor),
-            )
-        except grpc.RpcError as exc:
-            raise _translate(exc, RETRIEVAL) from None
+        tracer = self._tracer
+        with tracer.span(span_name(RETRIEVAL), kind="client") as span:
+            span.set(**rpc_attributes(RETRIEVAL))
+            try:
+                response = self._search(
+                    search_request_to_wire(request),
+                    timeout=self._timeout_s,
+                    metadata=actor_metadata(actor) + trace_metadata(tracer.outgoing()),
+                )
+            except grpc.RpcError as exc:
+                raise _translate(exc, RETRIEVAL, span) from None
+            span.set(**{STATUS: grpc.StatusCode.OK.value[0]})
         try:
             return search_result_from_wire(response)
         except InvalidMessage as exc:
@@ -119,10 +138,18 @@ class GrpcAnswerClient:
     another loop, as separate ``asyncio.run`` calls do).
     """
 
-    def __init__(self, target: str, identity: Identity, *, timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        target: str,
+        identity: Identity,
+        *,
+        timeout_s: float = 60.0,
+        tracer: Tracer | None = None,
+    ) -> None:
         self._target = target
         self._identity = identity
         self._timeout_s = timeout_s
+        self._tracer = tracer or NullTracer()
         self._lock = threading.Lock()
         self._channel: grpc.aio.Channel | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -154,14 +181,18 @@ class GrpcAnswerClient:
     ) -> AnswerResult:
         """Answer for ``actor`` on the Answer service, within ``deadline_s`` if given."""
         call = self._call()
-        try:
-            response = await call(
-                answer_request_to_wire(request),
-                timeout=deadline_s if deadline_s is not None else self._timeout_s,
-                metadata=actor_metadata(actor, request_id),
-            )
-        except grpc.aio.AioRpcError as exc:
-            raise _translate(exc, ANSWER) from None
+        tracer = self._tracer
+        with tracer.span(span_name(ANSWER), kind="client") as span:
+            span.set(**rpc_attributes(ANSWER))
+            try:
+                response = await call(
+                    answer_request_to_wire(request),
+                    timeout=deadline_s if deadline_s is not None else self._timeout_s,
+                    metadata=actor_metadata(actor, request_id) + trace_metadata(tracer.outgoing()),
+                )
+            except grpc.aio.AioRpcError as exc:
+                raise _translate(exc, ANSWER, span) from None
+            span.set(**{STATUS: grpc.StatusCode.OK.value[0]})
         try:
             return answer_result_from_wire(response)
         except InvalidMessage as exc:

@@ -36,6 +36,7 @@ from citadel.app.errors import (
     Unauthenticated,
 )
 from citadel.app.ports import Retrieval
+from citadel.app.ports.tracing import NullTracer, Span, Tracer
 from citadel.domain.errors import InvalidValue
 from citadel.domain.users import Actor, Role
 from citadel.wire.convert import (
@@ -55,6 +56,7 @@ from citadel.wire.identity import (
     check_peer,
     request_id_from_metadata,
 )
+from citadel.wire.tracing import STATUS, rpc_attributes, span_name, trace_carrier
 
 log = logging.getLogger("citadel.grpc")
 T = TypeVar("T")
@@ -92,39 +94,60 @@ async def _admitted(
     users: ConfirmsActors,
     roles: frozenset[Role],
     work: Callable[[Actor, str], Awaitable[T]],
+    tracer: Tracer,
 ) -> T:
     """Run ``work`` for an admitted call; otherwise end the call with the status that says why.
 
     Admitted: a peer on the service's allowlist, a well-formed active actor of
-    an admitted role, and that actor confirmed by the user store.
+    an admitted role, and that actor confirmed by the user store. The call is a
+    server span continuing the caller's trace (``traceparent`` in its metadata).
     """
-    try:
-        check_peer(context.auth_context(), service)
-        metadata = [(m[0], m[1]) for m in context.invocation_metadata() or ()]
-        asserted = actor_from_metadata(metadata, service, roles)
-        actor = await asyncio.to_thread(users.confirm, asserted)
-        request_id = request_id_from_metadata(metadata)
-        return await work(actor, request_id)
-    except AppError as exc:
-        code = status_for(exc)
-        log.info("%s refused: %s", service.name, code.name)
-        await context.abort(code, str(exc))
-    except InvalidValue as exc:
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-    except Exception:
-        log.exception("%s failed", service.name)
-        await context.abort(grpc.StatusCode.INTERNAL, "internal error")
+    metadata = [(m[0], m[1]) for m in context.invocation_metadata() or ()]
+    with tracer.span(span_name(service), kind="server", parent=trace_carrier(metadata)) as span:
+        span.set(**rpc_attributes(service))
+        try:
+            check_peer(context.auth_context(), service)
+            asserted = actor_from_metadata(metadata, service, roles)
+            actor = await asyncio.to_thread(users.confirm, asserted)
+            request_id = request_id_from_metadata(metadata)
+            result = await work(actor, request_id)
+            span.set(**{STATUS: grpc.StatusCode.OK.value[0]})
+            return result
+        except AppError as exc:
+            code = status_for(exc)
+            log.info("%s refused: %s", service.name, code.name)
+            _ended(span, code, exc)
+            await context.abort(code, str(exc))
+        except InvalidValue as exc:
+            _ended(span, grpc.StatusCode.INVALID_ARGUMENT, exc)
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except Exception as exc:
+            log.exception("%s failed", service.name)
+            _ended(span, grpc.StatusCode.INTERNAL, exc)
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error")
+
+
+def _ended(span: Span, code: grpc.StatusCode, exc: Exception) -> None:
+    """The span of a call that ends with ``code``: failed, by the error's type only."""
+    span.set(**{STATUS: code.value[0]})
+    span.fail(type(exc).__name__)
 
 
 class RetrievalServicer:
     """``citadel.v1.Retrieval``: search within the scope of the actor the store confirms."""
 
     def __init__(
-        self, search: Retrieval, users: ConfirmsActors, roles: frozenset[Role] = ALL_ROLES
+        self,
+        search: Retrieval,
+        users: ConfirmsActors,
+        roles: frozenset[Role] = ALL_ROLES,
+        *,
+        tracer: Tracer | None = None,
     ) -> None:
         self._search = search
         self._users = users
         self._roles = roles
+        self._tracer = tracer or NullTracer()
 
     async def search(
         self,
@@ -137,7 +160,7 @@ class RetrievalServicer:
             result = await asyncio.to_thread(self._search.search, request, actor)
             return search_result_to_wire(result)
 
-        return await _admitted(context, RETRIEVAL, self._users, self._roles, run)
+        return await _admitted(context, RETRIEVAL, self._users, self._roles, run, self._tracer)
 
     def handler(self) -> grpc.GenericRpcHandler:
         return grpc.method_handlers_generic_handler(
@@ -160,11 +183,17 @@ class AnswerServicer:
     """
 
     def __init__(
-        self, answers: Answering, users: ConfirmsActors, roles: frozenset[Role] = ALL_ROLES
+        self,
+        answers: Answering,
+        users: ConfirmsActors,
+        roles: frozenset[Role] = ALL_ROLES,
+        *,
+        tracer: Tracer | None = None,
     ) -> None:
         self._answers = answers
         self._users = users
         self._roles = roles
+        self._tracer = tracer or NullTracer()
 
     async def answer(
         self,
@@ -179,7 +208,7 @@ class AnswerServicer:
             )
             return answer_result_to_wire(result)
 
-        return await _admitted(context, ANSWER, self._users, self._roles, run)
+        return await _admitted(context, ANSWER, self._users, self._roles, run, self._tracer)
 
     def handler(self) -> grpc.GenericRpcHandler:
         return grpc.method_handlers_generic_handler(

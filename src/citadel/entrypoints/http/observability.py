@@ -2,7 +2,9 @@
 
 Log lines carry the request id, method, route, status, duration and the
 user's name — never a query string (viewer links carry tokens), a body, a
-question, a passage or a credential.
+question, a passage or a credential. Each request is a server span of the
+services' tracer (continuing an incoming W3C ``traceparent``), and while it is
+recorded every log line of the request carries its ``trace_id``.
 
 Records of third-party libraries (``pypdf`` and the like) and captured
 ``warnings.warn`` calls are JSON lines too, but without their text: a
@@ -28,11 +30,14 @@ from typing import Any, TextIO
 from starlette.requests import Request
 from starlette.responses import Response
 
+from citadel.app.ports.tracing import NullTracer, Tracer
 from citadel.domain.requests import request_id_or_new
 
 REQUEST_ID_HEADER = "X-Request-ID"
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+trace_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("trace_id", default="")
+TRACE_HEADERS = ("traceparent", "tracestate")
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none';"
@@ -84,6 +89,9 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "request_id": record.__dict__.get("request_id") or request_id_var.get(),
         }
+        trace_id = trace_id_var.get()
+        if trace_id:
+            line["trace_id"] = trace_id
         if _own(record.name):
             line["message"] = record.getMessage()
             for key in self._EXTRAS:
@@ -144,7 +152,36 @@ def configure_logging(level: int = logging.INFO, stream: TextIO | None = None) -
 async def request_context(
     request: Request, call_next: Callable[[Request], Awaitable[Response]]
 ) -> Response:
-    """Give the request an id, log it once, and add the id and security headers to the reply."""
+    """Give the request an id and a server span, log it once, and add the id and
+    security headers to the reply."""
+    incoming = {name: request.headers[name] for name in TRACE_HEADERS if name in request.headers}
+    with _tracer(request).span(request.method, kind="server", parent=incoming) as span:
+        span.set(**{"http.request.method": request.method, "url.scheme": request.url.scheme})
+        trace_token = trace_id_var.set(span.trace_id)
+        try:
+            response = await _logged(request, call_next)
+        finally:
+            trace_id_var.reset(trace_token)
+        route = getattr(request.scope.get("route"), "path", None)
+        if route is not None:
+            span.rename(f"{request.method} {route}")
+            span.set(**{"http.route": route})
+        span.set(**{"http.response.status_code": response.status_code})
+        if response.status_code >= 500:
+            span.fail(str(response.status_code))
+        return response
+
+
+def _tracer(request: Request) -> Tracer:
+    """The services' tracer (``create_app`` puts them in the app's state)."""
+    edge = getattr(request.app.state, "edge", None)
+    tracer: Tracer | None = getattr(getattr(edge, "services", None), "tracer", None)
+    return tracer or NullTracer()
+
+
+async def _logged(
+    request: Request, call_next: Callable[[Request], Awaitable[Response]]
+) -> Response:
     request_id = request_id_from(request.headers.get(REQUEST_ID_HEADER))
     request.state.request_id = request_id
     id_token = request_id_var.set(request_id)
