@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ from citadel.adapters.sqlite.audit import SqliteAuditLog
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.adapters.sqlite.users import SqliteUsers
 from citadel.adapters.support import default_checker
+from citadel.adapters.tracing import tracer_for
 from citadel.app.answer import AnswerService
 from citadel.app.answer_cache import AnswerCache
 from citadel.app.audit import AuditService
@@ -53,6 +54,7 @@ from citadel.app.ports import (
 )
 from citadel.app.ports.pages import OriginalStore, PageRenderer
 from citadel.app.ports.support import SupportChecker
+from citadel.app.ports.tracing import NullTracer, Tracer
 from citadel.app.reindex import ReindexService
 from citadel.app.resolver import CitationResolver
 from citadel.app.search import SearchService
@@ -102,6 +104,7 @@ class Services:
     """Renders a cited PDF page for the viewer; None shows text only."""
     originals: OriginalStore | None = None
     """The uploaded PDFs of source versions, which ``pages`` renders."""
+    tracer: Tracer = field(default_factory=NullTracer)  # CITADEL_OTEL_ENDPOINT, else no-op
 
     def close(self) -> None:
         for closer in self.closers:
@@ -125,6 +128,7 @@ def build(
     embedder: Embedder | None = None,
     retrieval: Retrieval | None = None,
     serving: bool = False,
+    tracer: Tracer | None = None,
 ) -> Services:
     """Wire the services for ``settings``; tests pass fakes as keyword overrides.
 
@@ -138,6 +142,7 @@ def build(
     chosen_embedder = embedder or _embedder(settings)
     vectors = library if chosen_embedder is not None else None
     metrics = PrometheusMetrics()
+    tracer = tracer or tracer_for(settings.otel_endpoint)
     search = SearchService(
         library,
         library,
@@ -147,6 +152,7 @@ def build(
         fusion=settings.fusion,
         candidates=settings.search_candidates,
         metrics=metrics,
+        tracer=tracer,
     )
     chosen = generator or _generator(settings, chosen_embedder)
     policy = _link_policy(settings)
@@ -154,7 +160,7 @@ def build(
     audit = AuditService(audit_log, clock, settings.limits, support=checker, chunks=library)
     viewer = ViewerSigner(_viewer_secret(settings))
     resolver = CitationResolver(
-        library, lambda url: _safe_href(policy, url), viewer, metrics=metrics
+        library, lambda url: _safe_href(policy, url), viewer, metrics=metrics, tracer=tracer
     )
     return Services(
         settings=settings,
@@ -183,6 +189,7 @@ def build(
             metrics=metrics,
             circuit=CircuitBreaker(settings.circuit_failures, settings.circuit_cooldown_s),
             support=SupportStep(checker, SupportPolicy(settings.support_policy), metrics),
+            tracer=tracer,
         ),
         audit=audit,
         resolver=resolver,
@@ -193,6 +200,7 @@ def build(
         closers=(search, library) if retrieval is None else (retrieval, search, library),
         pages=PdfiumRenderer(),
         originals=FileOriginals(settings.home / "originals"),
+        tracer=tracer,
     )
 
 
@@ -351,17 +359,23 @@ def grpc_server_credentials(certs_dir: Path, server_name: str) -> grpc.ServerCre
     return server_credentials(_identity(certs_dir, server_name))
 
 
-def build_retrieval_client(settings: Settings, target: str, certs_dir: Path) -> GrpcRetrievalClient:
+def build_retrieval_client(
+    settings: Settings, target: str, certs_dir: Path, *, tracer: Tracer | None = None
+) -> GrpcRetrievalClient:
     """Answer's client for a remote Retrieval service, presenting ``answer-service``."""
     prepare_grpc()
     from citadel.adapters.grpc.clients import GrpcRetrievalClient
     from citadel.wire.identity import ANSWER_SERVICE
 
-    del settings  # the same signature as build_answer_client; no setting applies yet
-    return GrpcRetrievalClient(target, _identity(certs_dir, ANSWER_SERVICE))
+    identity = _identity(certs_dir, ANSWER_SERVICE)
+    return GrpcRetrievalClient(
+        target, identity, tracer=tracer or tracer_for(settings.otel_endpoint)
+    )
 
 
-def build_answer_client(settings: Settings, target: str, certs_dir: Path) -> GrpcAnswerClient:
+def build_answer_client(
+    settings: Settings, target: str, certs_dir: Path, *, tracer: Tracer | None = None
+) -> GrpcAnswerClient:
     """The HTTP edge's client for a remote Answer service, presenting ``edge-api``.
 
     Its calls default to a deadline a little past the generator's own, so a slow
@@ -372,7 +386,10 @@ def build_answer_client(settings: Settings, target: str, certs_dir: Path) -> Grp
     from citadel.wire.identity import EDGE_API
 
     timeout_s = settings.limits.generator_deadline_s * (1 + settings.limits.max_repairs) + 30.0
-    return GrpcAnswerClient(target, _identity(certs_dir, EDGE_API), timeout_s=timeout_s)
+    identity = _identity(certs_dir, EDGE_API)
+    return GrpcAnswerClient(
+        target, identity, timeout_s=timeout_s, tracer=tracer or tracer_for(settings.otel_endpoint)
+    )
 
 
 def mint_dev_certs(directory: Path) -> list[Path]:

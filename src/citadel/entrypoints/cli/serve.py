@@ -204,11 +204,15 @@ def serve_grpc(
 
     starting = []
     if retrieval is not None and retrieval_credentials is not None:
-        handler = RetrievalServicer(services.search, services.users, admitted).handler()
+        handler = RetrievalServicer(
+            services.search, services.users, admitted, tracer=services.tracer
+        ).handler()
         address, creds = retrieval, retrieval_credentials
         starting.append(lambda: start_server(RETRIEVAL, handler, address, creds))
     if answer is not None and answer_credentials is not None:
-        answer_handler = AnswerServicer(services.answer, services.users, admitted).handler()
+        answer_handler = AnswerServicer(
+            services.answer, services.users, admitted, tracer=services.tracer
+        ).handler()
         answer_address, answer_creds = answer, answer_credentials
         starting.append(lambda: start_server(ANSWER, answer_handler, answer_address, answer_creds))
 
