@@ -4,6 +4,8 @@ lists every series and what an operator does with it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from prometheus_client import (
     GC_COLLECTOR,
     PLATFORM_COLLECTOR,
@@ -13,6 +15,7 @@ from prometheus_client import (
     Gauge,
     Histogram,
     generate_latest,
+    start_http_server,
 )
 
 _STAGE_BUCKETS = (
@@ -186,3 +189,16 @@ class PrometheusMetrics:
     def exposition(self) -> bytes:
         """The registry in Prometheus' text format."""
         return bytes(generate_latest(self.registry))
+
+    def listen(self, host: str, port: int) -> tuple[int, Callable[[], None]]:
+        """Serve the registry over plain HTTP on ``host:port`` (0: a free port) from a
+        thread, for a process with no HTTP app of its own (``citadel serve-grpc``):
+        the port bound, and what stops the listener."""
+        server, thread = start_http_server(port, addr=host, registry=self.registry)
+
+        def stop() -> None:
+            server.shutdown()
+            server.server_close()
+            thread.join(5)
+
+        return int(server.server_address[1]), stop
