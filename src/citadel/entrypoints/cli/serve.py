@@ -12,7 +12,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -174,6 +174,13 @@ def serve_grpc(
         Path | None,
         typer.Option("--home", help="Data directory (default: $CITADEL_HOME or ./.citadel)."),
     ] = None,
+    metrics: Annotated[
+        str | None,
+        typer.Option(
+            metavar="HOST:PORT",
+            help="Serve /metrics here (Prometheus, plain HTTP: the calls, searches, answers).",
+        ),
+    ] = None,
 ) -> None:
     """Serve Retrieval and/or Answer over gRPC: mutual TLS 1.3 only, exact SAN allowlists
     (Answer: edge-api; Retrieval: edge-api, answer-service), and each call's actor
@@ -199,22 +206,27 @@ def serve_grpc(
     except (ConfigError, AppError) as exc:
         err.print(f"[red]configuration error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from exc
+    from citadel.entrypoints.grpc.rpc_metrics import RpcMetrics
     from citadel.entrypoints.grpc.server import serve_until_stopped, start_server
     from citadel.entrypoints.grpc.services import AnswerServicer, RetrievalServicer
 
+    stop_metrics = _metrics_listener(services, metrics)
+    calls = (RpcMetrics(services.metrics),)
     starting = []
     if retrieval is not None and retrieval_credentials is not None:
         handler = RetrievalServicer(
             services.search, services.users, admitted, tracer=services.tracer
         ).handler()
         address, creds = retrieval, retrieval_credentials
-        starting.append(lambda: start_server(RETRIEVAL, handler, address, creds))
+        starting.append(lambda: start_server(RETRIEVAL, handler, address, creds, calls))
     if answer is not None and answer_credentials is not None:
         answer_handler = AnswerServicer(
             services.answer, services.users, admitted, tracer=services.tracer
         ).handler()
         answer_address, answer_creds = answer, answer_credentials
-        starting.append(lambda: start_server(ANSWER, answer_handler, answer_address, answer_creds))
+        starting.append(
+            lambda: start_server(ANSWER, answer_handler, answer_address, answer_creds, calls)
+        )
 
     def ready(running: Sequence[RunningServer]) -> None:
         for server in running:
@@ -232,4 +244,23 @@ def serve_grpc(
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
     finally:
+        if stop_metrics is not None:
+            stop_metrics()
         services.close()
+
+
+def _metrics_listener(services: Services, address: str | None) -> Callable[[], None] | None:
+    """The registry served on ``address`` (``--metrics``), reported; what stops it."""
+    if address is None:
+        return None
+    host, _, port = address.rpartition(":")
+    try:
+        if not host or not port.isdigit():
+            raise ValueError(f"{address!r} is not HOST:PORT")
+        bound, stop = services.metrics.listen(host.strip("[]"), int(port))
+    except (ValueError, OSError) as exc:
+        services.close()
+        err.print(f"[red]configuration error:[/red] --metrics: {escape(str(exc))}")
+        raise typer.Exit(2) from exc
+    err.print(f"metrics on http://{host}:{bound}/metrics")
+    return stop
