@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from citadel.domain.errors import InvalidValue
 from citadel.domain.fusion import FusionPolicy
@@ -119,6 +120,7 @@ class Settings:
             fusion = FusionPolicy(**values["fusion"])
         except InvalidValue as exc:
             raise ConfigError(f"fusion settings: {exc}") from None
+        _check_otel_endpoint(values[""]["otel_endpoint"])
         return cls(
             **values[""],
             limits=Limits(**values["limits"]),
@@ -138,6 +140,13 @@ class Settings:
                 "the openai generator needs CITADEL_LLM_BASE_URL and CITADEL_LLM_MODEL"
             )
         return settings
+
+
+def _check_otel_endpoint(url: str) -> None:
+    # The URL is not echoed: a collector's URL may carry a user and password.
+    parts = urlsplit(url)
+    if url and (parts.scheme not in ("http", "https") or not parts.hostname):
+        raise ConfigError("CITADEL_OTEL_ENDPOINT must be an http(s) URL, like http://host:4318")
 
 
 def _llm(
