@@ -89,7 +89,7 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "request_id": record.__dict__.get("request_id") or request_id_var.get(),
         }
-        trace_id = trace_id_var.get()
+        trace_id = record.__dict__.get("trace_id") or trace_id_var.get()
         if trace_id:
             line["trace_id"] = trace_id
         if _own(record.name):
@@ -196,6 +196,7 @@ async def _logged(
             "request",
             extra={
                 "request_id": request_id,
+                "trace_id": trace_id_var.get(),
                 "method": request.method,
                 "route": getattr(route, "path", "(unmatched)"),
                 "status": response.status_code,
