@@ -35,6 +35,21 @@ def requests(samples: list[Sample], route: str, method: str, status: int) -> flo
     return value(samples, "citadel_http_requests_total", **labels)
 
 
+class Delta:
+    """What changed between two scrapes (the module's app is shared by its tests)."""
+
+    def __init__(self, before: list[Sample], after: list[Sample]) -> None:
+        self.before, self.after = before, after
+
+    def __call__(self, name: str, **labels: str) -> float:
+        return value(self.after, name, **labels) - value(self.before, name, **labels)
+
+    def requests(self, route: str, method: str, status: int) -> float:
+        return requests(self.after, route, method, status) - requests(
+            self.before, route, method, status
+        )
+
+
 def upload(client: TestClient, library: Library, name: str, data: bytes) -> int:
     reply = client.post(
         "/v1/sources",
@@ -47,6 +62,7 @@ def upload(client: TestClient, library: Library, name: str, data: bytes) -> int:
 def test_a_scrape_after_search_answer_404_and_ingest_has_every_series(
     client: TestClient, library: Library
 ) -> None:
+    before = scrape(client)
     random_id = uuid.uuid4().hex
     secret = f"tok-{uuid.uuid4().hex}"
     search = {"query": f"retry budget {QUERY_WORD}", "mode": "lexical"}
@@ -61,16 +77,18 @@ def test_a_scrape_after_search_answer_404_and_ingest_has_every_series(
     assert upload(client, library, f"blob-{random_id}.bin", b"\x00\x01binary") == 422
 
     samples = scrape(client)
+    delta = Delta(before, samples)
 
-    assert requests(samples, "/v1/search", "POST", 200) == 1
-    assert requests(samples, "/v1/answer", "POST", 200) == 1
-    assert requests(samples, "unmatched", "GET", 404) == 1
-    assert requests(samples, "/v1/answers/{answer_id}/citations/{ref}", "GET", 404) == 1
-    assert requests(samples, "/v1/sources", "POST", 201) == 1
-    assert requests(samples, "/v1/sources", "POST", 422) == 1
+    assert delta.requests("/v1/search", "POST", 200) == 1
+    assert delta.requests("/v1/answer", "POST", 200) == 1
+    assert delta.requests("unmatched", "GET", 404) == 1
+    assert delta.requests("/v1/answers/{answer_id}/citations/{ref}", "GET", 404) == 1
+    assert delta.requests("/v1/sources", "POST", 201) == 1
+    assert delta.requests("/v1/sources", "POST", 422) == 1
+    assert delta.requests("/metrics", "GET", 200) == 1  # the first scrape
     # The latency histogram: per route and method, buckets from 5 ms to past 5 s.
     search_labels = {"route": "/v1/search", "method": "POST"}
-    assert value(samples, "citadel_http_request_duration_seconds_count", **search_labels) == 1
+    assert delta("citadel_http_request_duration_seconds_count", **search_labels) == 1
     buckets = {
         s.labels["le"]
         for s in samples
@@ -78,21 +96,22 @@ def test_a_scrape_after_search_answer_404_and_ingest_has_every_series(
         and s.labels["route"] == "/v1/search"
     }
     assert {"0.005", "0.05", "0.5", "5.0", "+Inf"} <= buckets
-    total = value(samples, "citadel_http_request_duration_seconds_sum", **search_labels)
+    total = delta("citadel_http_request_duration_seconds_sum", **search_labels)
     assert 0 < total < 30
     # The scrape itself is the one request in flight.
     assert value(samples, "citadel_http_requests_in_flight") == 1
 
     # Search by mode: the lexical search, and the answer's own (hybrid) search.
-    assert value(samples, "citadel_search_duration_seconds_count", mode="lexical") == 1
-    assert value(samples, "citadel_search_duration_seconds_count", mode="hybrid") == 1
+    assert delta("citadel_search_duration_seconds_count", mode="lexical") == 1
+    assert delta("citadel_search_duration_seconds_count", mode="hybrid") == 1
     # Ingest by format and outcome: the module's book (through the use case, as the
-    # CLI does), the uploaded note, and the refused binary with its code.
+    # CLI does) before, then the uploaded note, and the refused binary with its code.
     markdown = {"format": "markdown", "outcome": "created"}
-    assert value(samples, "citadel_ingest_duration_seconds_count", **markdown) == 2
+    assert value(before, "citadel_ingest_duration_seconds_count", **markdown) >= 1
+    assert delta("citadel_ingest_duration_seconds_count", **markdown) == 1
     refused = {"format": "other", "outcome": "refused"}
-    assert value(samples, "citadel_ingest_duration_seconds_count", **refused) == 1
-    assert value(samples, "citadel_ingest_refusals_total", reason="unsupported") == 1
+    assert delta("citadel_ingest_duration_seconds_count", **refused) == 1
+    assert delta("citadel_ingest_refusals_total", reason="unsupported") == 1
 
     # The process' own series.
     assert value(samples, "process_resident_memory_bytes") > 1_000_000
@@ -116,6 +135,7 @@ def test_a_scanner_of_random_paths_adds_no_series(client: TestClient) -> None:
         }
 
     client.get("/warmup-scan")
+    scrape(client)  # the scrape's own series exist before they are compared
     before = series()
     for n in range(200):
         path = f"/wp-admin/{uuid.uuid4().hex}/{n}.php?id={n}"
