@@ -22,6 +22,7 @@ from pydantic import Field
 
 from citadel import package_version
 from citadel.app.errors import AppError
+from citadel.app.ports.tracing import NullTracer, Tracer
 from citadel.config import ConfigError
 from citadel.domain.errors import InvalidValue
 from citadel.domain.search import SearchMode
@@ -80,23 +81,29 @@ async def dispatch(
     ctx: Context[Any, Any],
     caller: Caller,
     work: Callable[[Actor, Any | None], Awaitable[T]],
+    tracer: Tracer | None = None,
 ) -> T:
     """Run one call of ``tool``: the caller now, then ``work(actor, request)``; every
     failure becomes a ``ToolError`` with ``tool_message``'s text. Every tool call of
-    every transport passes here once (the place for a span per call)."""
+    every transport passes here once, as one span (``tools/call TOOL``; over HTTP
+    inside the request's)."""
     request = ctx.request_context.request
-    try:
-        actor = await anyio.to_thread.run_sync(caller, request)
-        return await work(actor, request)
-    except ToolError:
-        raise
-    except Exception as exc:
-        message = tool_message(exc)
-        if message == INTERNAL or isinstance(exc, ConfigError):
-            log.error(
-                "MCP tool %s failed", tool, extra={"error": type(exc).__name__}, exc_info=True
-            )
-        raise ToolError(message) from None
+    attributes = {"mcp.method.name": "tools/call", "gen_ai.tool.name": tool}
+    with (tracer or NullTracer()).span(f"tools/call {tool}", kind="server") as span:
+        span.set(**attributes)
+        try:
+            actor = await anyio.to_thread.run_sync(caller, request)
+            return await work(actor, request)
+        except ToolError:
+            raise
+        except Exception as exc:
+            message = tool_message(exc)
+            if message == INTERNAL or isinstance(exc, ConfigError):
+                log.error(
+                    "MCP tool %s failed", tool, extra={"error": type(exc).__name__}, exc_info=True
+                )
+            span.fail(type(exc).__name__)
+            raise ToolError(message) from None
 
 
 def request_id_of(request: Any | None) -> str | None:
@@ -134,6 +141,7 @@ _READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
     """The MCP server with ``search``, ``ask`` and ``get_passage``, each run for
     ``caller`` through ``dispatch``."""
+    tracer = tools.services.tracer
     server: MCPServer[Any] = MCPServer(
         "citadel",
         title="citadel",
@@ -168,7 +176,7 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
                 lambda: tools.search(actor, query, limit, mode, filters)
             )
 
-        return await dispatch("search", ctx, caller, work)
+        return await dispatch("search", ctx, caller, work, tracer)
 
     @server.tool(
         name="ask",
@@ -205,7 +213,7 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
                 request_id=request_id_of(request),
             )
 
-        return await dispatch("ask", ctx, caller, work)
+        return await dispatch("ask", ctx, caller, work, tracer)
 
     @server.tool(
         name="get_passage",
@@ -228,6 +236,6 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
                 lambda: tools.passage(actor, answer_id=answer_id, ref=ref, evidence_id=evidence_id)
             )
 
-        return await dispatch("get_passage", ctx, caller, work)
+        return await dispatch("get_passage", ctx, caller, work, tracer)
 
     return server
