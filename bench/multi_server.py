@@ -11,7 +11,7 @@ the repeated ones. Every status and latency is recorded; the run reports
 throughput and p50/p95/p99 for one server and for three, and fails on any non-200.
 
 Then a librarian revokes the book the reader's answer through server 1 cited
-(``citadel sources acl --set staff``: no HTTP route sets ACLs); the next request
+(``PUT /v1/sources/{id}/acl`` through server 1, the admin API); the next request
 through servers 2 and 3 must neither find nor cite it, and the old citation must
 resolve ``forbidden``. Last, ``citadel audit verify`` must find one intact chain of
 as many records as 200 answers, their answer ids exactly.
@@ -216,8 +216,9 @@ def cited_sources(body: dict[str, Any]) -> set[str]:
     return {c["source_id"] for s in answer["segments"] for c in s["citations"]}
 
 
-def check_acl(bench: Bench, token: str) -> dict[str, Any]:
-    """Revoke the book for the reader with the CLI; servers 2 and 3 enforce it at once."""
+def check_acl(bench: Bench, token: str, librarian: str) -> dict[str, Any]:
+    """Revoke the book for the reader through server 1's admin API; servers 2 and 3
+    enforce it on their next request."""
     headers = {"Authorization": f"Bearer {token}"}
     https = [httpx.Client(base_url=b, timeout=120, headers=headers) for _, b in bench.servers]
     question = "How do I create a vector in R? acl check"
@@ -240,9 +241,14 @@ def check_acl(bench: Bench, token: str) -> dict[str, Any]:
         cached = bool((warm.get("generation") or {}).get("cached"))
         require(cached, f"server {number} did not cache the repeated answer")
     revoked_at = time.perf_counter()
-    bench.cli("sources", "acl", BOOK, "--set", "staff", "--as", "lib")
+    revoked = https[0].put(
+        f"/v1/sources/{BOOK}/acl",
+        json={"groups": ["staff"]},
+        headers={"Authorization": f"Bearer {librarian}"},
+    )
+    require(revoked.status_code == 200, f"the ACL change through server 1: {revoked.status_code}")
     revoke_s = time.perf_counter() - revoked_at
-    after: dict[str, Any] = {"revoke_cli_s": round(revoke_s, 2)}
+    after: dict[str, Any] = {"revoke_http_s": round(revoke_s, 3)}
     for number in (2, 3):
         http = https[number - 1]
         found = bench.post(http, number, "/v1/search", {"query": question})
@@ -304,7 +310,7 @@ def measure(bench: Bench, args: argparse.Namespace, url: str) -> dict[str, Any]:
         out = bench.cli("ingest", str(BOOKS / name), "--source-id", source_id, "--json")
         books.append(json.loads(out.splitlines()[-1]))
     ingest_s = time.perf_counter() - began
-    bench.cli("users", "add", "lib", "--role", "librarian")
+    librarian = json.loads(bench.cli("users", "add", "lib", "--role", "librarian", "--json"))
     token = json.loads(bench.cli("users", "add", "ada", "--role", "reader", "--json"))["token"]
     result: dict[str, Any] = {
         "cpu": next(
@@ -331,7 +337,7 @@ def measure(bench: Bench, args: argparse.Namespace, url: str) -> dict[str, Any]:
         phases[f"servers_{count}"] = summary(outcomes, bench.phase_walls[-1])
     result["phases"] = phases
     result["load_average_after"] = os.getloadavg()
-    result["acl"] = check_acl(bench, token)
+    result["acl"] = check_acl(bench, token, librarian["token"])
     bench.stop_servers()
     verified = json.loads(bench.cli("audit", "verify", "--json"))
     answered = [o.answer_id for o in bench.outcomes if o.path == "/v1/answer" and o.status == 200]
