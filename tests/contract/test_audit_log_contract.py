@@ -222,6 +222,29 @@ def test_a_snapshot_holds_its_moment_while_others_append(log: AuditLog) -> None:
     assert [e.answer_id for e in log.entries()][-1] == "late"
 
 
+def test_verify_while_another_server_appends_finds_the_chain_intact(log: AuditLog) -> None:
+    # Reading the head, then the records, let an append in between look like a
+    # record past the head: "tampered" on a healthy log under load.
+    appended(log, 20)
+    stop = threading.Event()
+
+    def write() -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            log.append(f"live{n}", body(f"live{n}"))
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        reports = [audit(log).verify() for _ in range(15)]
+    finally:
+        stop.set()
+        writer.join()
+    assert all(r.intact for r in reports), [r.problems for r in reports if not r.intact]
+    assert reports[-1].records >= 20
+
+
 def test_the_apps_verify_finds_the_chain_intact(log: AuditLog) -> None:
     appended(log, 5)
     report = audit(log).verify()

@@ -12,7 +12,7 @@ from citadel.app.resolver import NullMetrics, Target
 from citadel.app.support import Checked, SupportStep
 from citadel.domain.answer import AnswerResult
 from citadel.domain.audit import AuditRecord, answer_record
-from citadel.domain.audit_chain import AuditHead, MalformedHead
+from citadel.domain.audit_chain import MalformedHead
 from citadel.domain.audit_verify import ChainReport, verify_chain
 from citadel.domain.limits import Limits
 from citadel.domain.manifest import (
@@ -107,14 +107,12 @@ class AuditService:
         chain; so is a missing key once the log holds anything, and a log without a
         head while the key exists (its records and head were removed). Records made
         before the log was keyed are verified as the unkeyed chain and counted in
-        ``ChainReport.unkeyed``.
+        ``ChainReport.unkeyed``. The records and the head are read as one state
+        (``AuditLog.snapshot``), so answers other servers record meanwhile are
+        neither counted nor taken for records past the head.
         """
-        head: AuditHead | MalformedHead | None
-        try:
-            head = self._log.head()
-        except MalformedHead as exc:
-            head = exc
-        return verify_chain(self._log.entries(), head, self._log.key())
+        with self._log.snapshot() as snapshot:
+            return verify_chain(snapshot.entries, snapshot.head, self._log.key())
 
     def replay(self, answer_id: str, actor: Actor) -> ReplayReport:
         """Re-validate the stored output against the stored manifest with today's limits."""
