@@ -14,11 +14,11 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Protocol, TypeVar
 
-import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
+from starlette.concurrency import run_in_threadpool
 
 from citadel import package_version
 from citadel.app.errors import AppError
@@ -92,7 +92,7 @@ async def dispatch(
     with (tracer or NullTracer()).span(f"tools/call {tool}", kind="server") as span:
         span.set(**attributes)
         try:
-            actor = await anyio.to_thread.run_sync(caller, request)
+            actor = await run_in_threadpool(caller, request)
             return await work(actor, request)
         except ToolError:
             raise
@@ -172,9 +172,7 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
         filters = Filters(tuple(source_ids or ()), tuple(tags_any or ()), year_min, year_max)
 
         async def work(actor: Actor, _: Any | None) -> SearchOutput:
-            return await anyio.to_thread.run_sync(
-                lambda: tools.search(actor, query, limit, mode, filters)
-            )
+            return await run_in_threadpool(lambda: tools.search(actor, query, limit, mode, filters))
 
         return await dispatch("search", ctx, caller, work, tracer)
 
@@ -232,7 +230,7 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
         evidence_id: EvidenceId = None,
     ) -> PassageOut:
         async def work(actor: Actor, _: Any | None) -> PassageOut:
-            return await anyio.to_thread.run_sync(
+            return await run_in_threadpool(
                 lambda: tools.passage(actor, answer_id=answer_id, ref=ref, evidence_id=evidence_id)
             )
 

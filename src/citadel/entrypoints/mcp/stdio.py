@@ -7,9 +7,8 @@ citadel's logs go to stderr too.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
-
-import anyio
 
 from citadel.bootstrap import Services
 from citadel.domain.users import Actor
@@ -21,4 +20,4 @@ def run_stdio(services: Services, lookup: Callable[[], Actor]) -> None:
     """Serve the tools on stdin/stdout until the client closes stdin; every call runs
     for ``lookup()``, asked again on each call."""
     server = build_server(CitadelTools(services), Fixed(lookup))
-    anyio.run(server.run_stdio_async)
+    asyncio.run(server.run_stdio_async())
