@@ -23,7 +23,7 @@ BLOCKS = re.findall(r"```(\w+)\n(.*?)```", EXAMPLE, re.S)
 
 
 def block(kind: str) -> str:
-    return next(text for language, text in BLOCKS if language == kind)
+    return str(next(text for language, text in BLOCKS if language == kind))
 
 
 def test_the_worked_example_is_what_the_command_prints(tmp_path: Path) -> None:
