@@ -165,13 +165,13 @@ def test_a_source_deleted_through_one_server_is_gone_from_the_other(
     answered = second.answer(tokens["ada"], QUESTION)
     assert citations(answered) and cached(second.answer(tokens["ada"], QUESTION)) is True
     listed = second.client.get("/v1/sources", headers={"Authorization": f"Bearer {tokens['ada']}"})
-    assert [s["source_id"] for s in listed.json()] == [source_id]
+    assert [s["source_id"] for s in listed.json()["items"]] == [source_id]
     first.services.library.delete(source_id, operator("default"))
     assert second.search(tokens["ada"], "retry budget") == []
     gone = second.answer(tokens["ada"], QUESTION)
     assert cached(gone) is False and citations(gone) == []
     listed = second.client.get("/v1/sources", headers={"Authorization": f"Bearer {tokens['ada']}"})
-    assert listed.json() == []
+    assert listed.json()["items"] == []
     # The earlier answer's citation, resolved again through the second server, says so.
     ref = citations(answered)[0]["ref"]
     link = second.client.get(
