@@ -20,6 +20,7 @@ from citadel.domain.users import Role
 from citadel.entrypoints.http import create_app
 from tests.builders import operator
 from tests.http.conftest import QUESTION, SECRET, Library, bearer, make_library
+from tests.http.test_edge_limits import BIG, Recorder, call
 
 
 @pytest.fixture(scope="module")
@@ -294,3 +295,24 @@ def test_an_audit_record_is_for_its_asker_and_the_tenants_admins(
     verified = client.get("/v1/audit/verify", headers=bearer(admin_library, "root"))
     assert verified.status_code == 200
     assert verified.json()["intact"] is True and verified.json()["records"] >= 1
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "who"),
+    [
+        ("/v1/sources/{source_id}/acl", "PUT", "ada"),
+        ("/v1/users", "POST", "ada"),
+        ("/v1/users", "POST", "lib"),
+    ],
+)
+def test_a_caller_without_the_role_is_refused_before_its_body_is_read(
+    admin_library: Library, path: str, method: str, who: str
+) -> None:
+    app = create_app(admin_library.services, session_secret=SECRET)
+    headers = {
+        "content-type": "application/json",
+        "content-length": str(BIG),
+        **bearer(admin_library, who),
+    }
+    seen = call(app, path, headers, Recorder(), method)
+    assert seen.status == 403 and seen.read_before_reply == 0
