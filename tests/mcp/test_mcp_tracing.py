@@ -102,3 +102,42 @@ def test_each_tool_call_is_a_span_with_its_stages_inside(tmp_path: Path) -> None
     assert len({ask.context.trace_id, search.context.trace_id, refused.context.trace_id}) == 3
     recorded = "\n".join(f"{s.name} {dict(s.attributes or {})} {s.events}" for s in spans)
     assert MARKER not in recorded and "valve" not in recorded
+
+
+def test_over_http_the_tool_call_is_inside_the_requests_span(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from citadel.entrypoints.cli.serve import http_app
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    services = build(Settings(home=tmp_path, embedder="hashing"), tracer=OtelTracer(provider))
+    try:
+        _, token = services.users.add("rita", Role.READER, TENANT)
+        with TestClient(http_app(services)) as client:
+            exporter.clear()
+            called = client.post(
+                "/mcp",
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "tools/call",
+                    "params": {"name": "search", "arguments": {"query": QUESTION}},
+                },
+                headers={
+                    "Authorization": f"Bearer {token}",
+                    "Accept": "application/json, text/event-stream",
+                    "MCP-Protocol-Version": "2025-06-18",
+                },
+            )
+            assert called.status_code == 200, called.text
+    finally:
+        services.close()
+    spans = {span.name: span for span in exporter.get_finished_spans()}
+    assert {"POST /mcp", "tools/call search", "search"} <= set(spans)
+    request, call = spans["POST /mcp"], spans["tools/call search"]
+    assert call.context.trace_id == request.context.trace_id
+    assert call.parent is not None and call.parent.span_id == request.context.span_id
+    assert spans["search"].parent is not None
+    assert spans["search"].parent.span_id == call.context.span_id
