@@ -13,7 +13,9 @@ question (the order flipped each time) so load drifts hit them alike:
 - ``batch``: the same through a BatchSpanProcessor, as ``CITADEL_OTEL_ENDPOINT`` wires
   the OTLP exporter (spans handed to the processor's own thread).
 
-Prints per-answer wall and process-CPU p50/p95 per mode, and the CPU model.
+Prints per-answer wall and process-CPU p50/p95 per mode, the CPU model, and (on a
+tree with tracing) what one span of the no-op tracer costs, measured alone: a
+``with tracer.span(name, attr=...) as span: span.set(attr=...)`` block, a million times.
 Run: ``.venv/bin/python bench/tracing_overhead.py [--answers 200] [--rounds 3] [--json]``.
 """
 
@@ -80,6 +82,23 @@ def services_for(home: Path, mode: str) -> tuple[Services, Any]:
     processor = SimpleSpanProcessor if mode == "otel" else BatchSpanProcessor
     provider.add_span_processor(processor(exporter))
     return build(settings, tracer=OtelTracer(provider)), (provider, exporter)
+
+
+def null_span_ns(repeats: int = 5, n: int = 1_000_000) -> float | None:
+    """Nanoseconds per no-op span block, the best of ``repeats``; None without tracing."""
+    try:
+        from citadel.app.ports.tracing import NullTracer
+    except ImportError:  # a tree from before tracing
+        return None
+    tracer = NullTracer()
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for i in range(n):
+            with tracer.span("stage", mode="hybrid") as span:
+                span.set(results=i)
+        best = min(best, (time.perf_counter() - started) / n * 1e9)
+    return round(best, 1)
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
@@ -152,6 +171,7 @@ def main() -> None:
         "answers_per_round": args.answers,
         "rounds": args.rounds,
         "python": platform.python_version(),
+        "null_span_ns": null_span_ns(),
         "modes": {
             m: {**percentiles(wall[m]), "cpu": percentiles(cpu[m]), "spans_per_answer": spans[m]}
             for m in modes
@@ -167,6 +187,8 @@ def main() -> None:
         print(json.dumps(result))
         return
     print(f"tracing overhead, {args.answers} answers x {args.rounds} rounds, {result['cpu_model']}")
+    if result["null_span_ns"] is not None:
+        print(f"  one no-op span block: {result['null_span_ns']} ns")
     for mode, figures in result["modes"].items():
         print(
             f"  {mode:5s} wall p50 {figures['p50_ms']} ms, p95 {figures['p95_ms']} ms;"
