@@ -160,10 +160,12 @@ class AnswerService:
                     result = await self._answer(request, actor, request_id, on_search)
             except TimeoutError as exc:
                 raise RequestDeadlineExceeded("the request's deadline passed") from exc
-            degraded = result.degraded
+            degraded, record = result.degraded, result.generation
             span.set(
                 outcome="accepted" if degraded is None else degraded.reason.value,
-                cached=result.generation is not None and result.generation.cached,
+                cached=record is not None and record.cached,
+                # A coalesced answer's generation span is in the trace of the one it joined.
+                shared=record is not None and record.shared,
             )
             return result
 
