@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import io
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
+from starlette.types import Receive, Scope, Send
 
-from tests.http.conftest import QUESTION, Library, bearer
+from citadel.entrypoints.http import create_app
+from citadel.entrypoints.http.mounting import mount
+from tests.http.conftest import QUESTION, SECRET, Library, bearer
 
 QUERY_WORD = "quokkaroo"
 """A word in the search query: it must not appear in any label."""
@@ -165,3 +170,28 @@ def test_a_mounted_app_is_labelled_by_its_prefix(client: TestClient, path: str) 
     }
     assert "/static" in routes
     assert not [r for r in routes if "style" in r or "missing" in r]
+
+
+class Echoing:
+    """Another entrypoint's ASGI app, served beside the API as the MCP server is."""
+
+    path = "/mounted-test"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 202, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        yield
+
+
+def test_an_app_served_beside_the_api_is_labelled_by_its_path(library: Library) -> None:
+    served = mount(create_app(library.services, session_secret=SECRET), Echoing())
+    with TestClient(served, raise_server_exceptions=False) as client:
+        before = scrape(client)
+        assert client.post("/mounted-test", json={"token": "x"}).status_code == 202
+        assert client.get("/mounted-test/deeper/abc").status_code == 404
+        delta = Delta(before, scrape(client))
+    assert delta.requests("/mounted-test", "POST", 202) == 1
+    assert delta.requests("unmatched", "GET", 404) == 1

@@ -32,11 +32,31 @@ def route_label(scope: Scope, root_path: str) -> str:
     """The template of the route that handled ``scope`` (mutated by the routers),
     under the mount prefix if any; ``UNMATCHED`` when no route took it."""
     mount = str(scope.get("root_path", ""))[len(root_path) :]
-    route: Any = scope.get("route")
-    template = getattr(route, "path_format", None) or getattr(route, "path", None)
-    if isinstance(template, str):
+    template = _template(scope.get("route"))
+    if template is not None:
         return mount + template
-    return mount or UNMATCHED
+    if mount:
+        return mount
+    return _top_level(scope) or UNMATCHED
+
+
+def _template(route: Any) -> str | None:
+    template = getattr(route, "path_format", None) or getattr(route, "path", None)
+    return template if isinstance(template, str) else None
+
+
+def _top_level(scope: Scope) -> str | None:
+    """The template of the app's own plain route whose endpoint took ``scope``: FastAPI
+    names only its API routes in ``scope["route"]``, not a Starlette ``Route`` added
+    beside them (the MCP server's, ``mounting.py``)."""
+    endpoint = scope.get("endpoint")
+    routes = getattr(getattr(scope.get("app"), "router", None), "routes", ())
+    if endpoint is None:
+        return None
+    for route in routes:
+        if getattr(route, "endpoint", None) is endpoint:
+            return _template(route)
+    return None
 
 
 class HttpMetrics:
