@@ -162,6 +162,7 @@ def build(
     resolver = CitationResolver(
         library, lambda url: _safe_href(policy, url), viewer, metrics=metrics, tracer=tracer
     )
+    originals = FileOriginals(settings.home / "originals")
     return Services(
         settings=settings,
         ingest=IngestService(
@@ -175,7 +176,7 @@ def build(
         ),
         documents=FileDocuments(default_parsers(settings), max_file_bytes=settings.max_file_bytes),
         reindex=ReindexService(library, chosen_embedder),
-        library=LibraryService(library, library),
+        library=LibraryService(library, library, originals),
         users=UserService(users, clock),
         search=search,
         answer=AnswerService(
@@ -199,7 +200,7 @@ def build(
         chunks=library,
         closers=(search, library) if retrieval is None else (retrieval, search, library),
         pages=PdfiumRenderer(),
-        originals=FileOriginals(settings.home / "originals"),
+        originals=originals,
         tracer=tracer,
     )
 

@@ -40,3 +40,19 @@ def test_a_pdf_ingested_by_the_cli_keeps_its_original_and_markdown_does_not(
     again = _ingest(home, pdf)
     assert again[0]["status"] == "unchanged"
     assert originals.find("default", str(reports[0]["source_id"]), 1) == kept
+
+
+def test_deleting_a_source_through_the_cli_drops_its_original_as_the_http_api_does(
+    tmp_path: Path,
+) -> None:
+    # The rule lives in LibraryService.delete, so every entrypoint's delete shares it.
+    pdf = write_pdf(tmp_path / "book.pdf", [["Chapter one", "Vectors hold values."]])
+    home = tmp_path / "home"
+    source_id = str(_ingest(home, pdf)[0]["source_id"])
+    originals = FileOriginals(home / "originals")
+    assert originals.find("default", source_id, 1) is not None
+    deleted = CliRunner().invoke(
+        app, ["sources", "delete", source_id, "--home", str(home), "--json"], env=ENV
+    )
+    assert deleted.exit_code == 0, deleted.output
+    assert originals.find("default", source_id, 1) is None

@@ -17,6 +17,7 @@ from citadel.app.errors import (
     VersionConflict,
 )
 from citadel.app.ports import ChunkStore, SourceRegistry
+from citadel.app.ports.pages import OriginalStore
 from citadel.domain.document import Chunk
 from citadel.domain.errors import InvalidValue
 from citadel.domain.source import AccessScope, Source, SourceVersion, valid_source_id
@@ -32,9 +33,13 @@ class SourceDetails:
 
 
 class LibraryService:
-    def __init__(self, registry: SourceRegistry, chunks: ChunkStore) -> None:
+    def __init__(
+        self, registry: SourceRegistry, chunks: ChunkStore, originals: OriginalStore | None = None
+    ) -> None:
+        """``originals``: the kept uploaded files, dropped with their source."""
         self._registry = registry
         self._chunks = chunks
+        self._originals = originals
 
     def list(self, actor: Actor) -> Sequence[Source]:
         """Live sources ``actor`` may read."""
@@ -86,12 +91,15 @@ class LibraryService:
         raise ServiceUnavailable(f"source {source_id} kept changing; try again")
 
     def delete(self, source_id: str, actor: Actor) -> None:
-        """Delete the text and leave a tombstone, so old citations resolve to "deleted"."""
+        """Delete the text and leave a tombstone, so old citations resolve to "deleted";
+        the source's kept original files go too, whichever entrypoint asked."""
         writable(self._lookup(source_id, actor), source_id, actor)
         try:
             self._registry.delete(actor.tenant, source_id)
         except KeyError:
             raise NotFound(f"source {source_id} was deleted") from None
+        if self._originals is not None:
+            self._originals.forget(actor.tenant, source_id)
 
     def _readable(self, source_id: str, actor: Actor) -> Source:
         return readable(self._lookup(source_id, actor), source_id, actor)

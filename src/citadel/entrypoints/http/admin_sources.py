@@ -106,8 +106,6 @@ async def delete(source_id: SourceId, request: Request, actor: ApiActor) -> dict
     citations resolve to "deleted". Its kept original PDFs are dropped too."""
     services = edge(request).services
     await run_in_threadpool(services.library.delete, source_id, actor)
-    if services.originals is not None:
-        await run_in_threadpool(services.originals.forget, actor.tenant, source_id)
     return {"source_id": source_id, "status": "deleted"}
 
 

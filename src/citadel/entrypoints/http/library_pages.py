@@ -161,6 +161,4 @@ async def delete_source(source_id: str, request: Request, actor: Reader) -> Resp
             href=source_href(source_id),
         )
     await run_in_threadpool(services.library.delete, source_id, actor)
-    if services.originals is not None:
-        services.originals.forget(actor.tenant, source_id)
     return _library(request, actor, message=f"deleted: {source.title} ({source_id})")
