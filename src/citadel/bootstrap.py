@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from citadel.adapters import key_files
 from citadel.adapters.beir import load_beir
 from citadel.adapters.clock import SystemClock
 from citadel.adapters.embedding.hashing import HashingEmbedder
@@ -289,15 +288,7 @@ def _viewer_secret(settings: Settings) -> bytes:
     if settings.link_secret:
         return settings.link_secret.get_secret_value().encode("utf-8")
     path = settings.home / "viewer.key"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        fd = -1
-    if fd >= 0:
-        with os.fdopen(fd, "wb") as out:
-            out.write(secrets.token_bytes(32))
-    secret = path.read_bytes()
+    secret = key_files.read_or_create(path, 32)
     if len(secret) < 32:
         raise ConfigError(f"{path} holds fewer than 32 bytes; remove it to make a new key")
     return secret
