@@ -156,7 +156,9 @@ def build(
     chosen = generator or _generator(settings, chosen_embedder)
     policy = _link_policy(settings)
     checker = support_checker()
-    audit = AuditService(audit_log, clock, settings.limits, support=checker, chunks=library)
+    audit = AuditService(
+        audit_log, clock, settings.limits, support=checker, chunks=library, sources=library
+    )
     viewer = ViewerSigner(_viewer_secret(settings))
     resolver = CitationResolver(
         library, lambda url: _safe_href(policy, url), viewer, metrics=metrics, tracer=tracer

@@ -297,6 +297,35 @@ def test_an_audit_record_is_for_its_asker_and_the_tenants_admins(
     assert verified.json()["intact"] is True and verified.json()["records"] >= 1
 
 
+def test_an_audit_record_is_withheld_from_its_asker_once_a_quoted_source_is_not_theirs(
+    client: TestClient, admin_library: Library
+) -> None:
+    # The record quotes the answer's passages: who may read them is decided now (as for
+    # the answer's citations), not when the answer was given.
+    sid = ingest(
+        admin_library, "payroll", "# Pay\n\n## Budget\n\nThe quarterly galleon budget is XYZZY.\n"
+    )
+    lib, crew = bearer(admin_library, "root"), bearer(admin_library, "crew-ada")
+    assert client.put(f"/v1/sources/{sid}/acl", json={"groups": ["crew"]}, headers=lib).is_success
+    asked = client.post(
+        "/v1/answer",
+        json={"search": {"query": "quarterly galleon budget", "filters": {"source_ids": [sid]}}},
+        headers=crew,
+    ).json()
+    assert asked["answer"] is not None
+    url = f"/v1/answers/{asked['answer_id']}/audit"
+    assert "XYZZY" in client.get(url, headers=crew).text
+    assert client.put(f"/v1/sources/{sid}/acl", json={"groups": ["board"]}, headers=lib).is_success
+    revoked = client.get(url, headers=crew)
+    assert revoked.status_code == 403 and "XYZZY" not in revoked.text
+    assert client.get(url, headers=bearer(admin_library, "root")).status_code == 200
+    assert client.put(f"/v1/sources/{sid}/acl", json={"groups": ["crew"]}, headers=lib).is_success
+    assert client.get(url, headers=crew).status_code == 200
+    assert client.delete(f"/v1/sources/{sid}", headers=lib).is_success
+    deleted = client.get(url, headers=crew)
+    assert deleted.status_code == 403 and "XYZZY" not in deleted.text
+
+
 @pytest.mark.parametrize(
     ("path", "method", "who"),
     [

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from citadel.app.errors import NotFound, ServiceUnavailable
-from citadel.app.ports import AuditLog, ChunkStore, Clock
+from citadel.app.errors import Forbidden, NotFound, ServiceUnavailable
+from citadel.app.ports import AuditLog, ChunkStore, Clock, SourceRegistry
 from citadel.app.ports.support import SupportChecker
 from citadel.app.resolver import NullMetrics, Target
 from citadel.app.support import Checked, SupportStep
@@ -22,6 +22,7 @@ from citadel.domain.manifest import (
     manifest_hash,
     sha256_hex,
 )
+from citadel.domain.source import AccessScope
 from citadel.domain.support import SupportPolicy
 from citadel.domain.users import Actor, Role
 from citadel.domain.validation import Accepted, validate_candidate
@@ -47,10 +48,13 @@ class AuditService:
         *,
         support: SupportChecker | None = None,
         chunks: ChunkStore | None = None,
+        sources: SourceRegistry | None = None,
     ) -> None:
         """``support`` and ``chunks`` let ``replay`` recompute the support labels from
-        the stored passages; without them it re-validates membership only."""
+        the stored passages; without them it re-validates membership only. ``sources``:
+        whether the asker may still read what a record quotes (``show``)."""
         self._log = log
+        self._sources = sources
         self._clock = clock
         self._limits = limits
         self._support = support
@@ -81,7 +85,23 @@ class AuditService:
         if not (own or admin):
             # The same message as a missing record: a record's existence is not for others.
             raise NotFound(f"no audit record for answer {answer_id}")
+        if not admin and not self._still_readable(record, actor):
+            # The record quotes its sources (the output, the manifest): access is decided
+            # now, as for the answer's citations, not when the answer was given.
+            raise Forbidden(
+                f"the record of answer {answer_id} quotes sources you may no longer read"
+            )
         return record
+
+    def _still_readable(self, record: AuditRecord, actor: Actor) -> bool:
+        if self._sources is None:
+            return True
+        scope = AccessScope.of(actor)
+        for source_id in {row.source_id for row in manifest_entries(record.manifest)}:
+            source = self._sources.get(actor.tenant, source_id)
+            if source is None or not scope.allows(source):
+                return False
+        return True
 
     def target(self, answer_id: str, ref: str, actor: Actor) -> Target:
         """What ``ref`` of a recorded answer points at, for resolving it again now.
