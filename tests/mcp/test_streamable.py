@@ -37,3 +37,21 @@ def test_a_websocket_is_closed_and_http_needs_a_token(tmp_path: Path) -> None:
             assert names == {"search", "ask", "get_passage"}
     finally:
         services.close()
+
+
+def test_only_post_reaches_the_transport_so_no_event_stream_is_held_open(tmp_path: Path) -> None:
+    # The SDK answers GET with an event stream that never ends: one reader token held
+    # hundreds open (a hostile review). Stateless JSON mode needs none of it.
+    services = build(Settings(home=tmp_path, embedder="hashing"))
+    try:
+        _, token = services.users.add("ada", Role.READER, "default")
+        headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
+        with TestClient(http_app(services), raise_server_exceptions=False) as client:
+            for method in ("GET", "DELETE", "PUT", "PATCH"):
+                reply = client.request(method, "/mcp", headers=headers)
+                assert reply.status_code == 405, (method, reply.text)
+                assert reply.headers["allow"] == "POST"
+                assert reply.headers["content-type"] == "application/json"
+                assert reply.json()["error"]["code"] == "method_not_allowed"
+    finally:
+        services.close()

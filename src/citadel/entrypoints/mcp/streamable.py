@@ -18,6 +18,7 @@ cannot attach.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -81,9 +82,39 @@ class McpHttp:
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
             return
+        if scope["method"] != "POST":
+            # Stateless JSON replies: a request is one POST. The SDK would answer GET with
+            # an event stream that never ends (one token could hold any number open), and
+            # DELETE ends sessions this server does not keep.
+            await _refuse_method(send)
+            return
         scope[ACTOR_KEY] = await run_in_threadpool(self._authenticate, Request(scope, receive))
         await self._inner(scope, receive, send)
 
     def running(self) -> AbstractAsyncContextManager[None]:
         """What must run while the server serves: the SDK's session manager."""
         return self._manager.run()
+
+
+async def _refuse_method(send: Send) -> None:
+    body = json.dumps(
+        {
+            "error": {
+                "status": 405,
+                "code": "method_not_allowed",
+                "message": "the MCP endpoint takes POST only (stateless, JSON replies)",
+            }
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 405,
+            "headers": [
+                (b"allow", b"POST"),
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
