@@ -68,6 +68,7 @@ def library() -> InMemoryLibrary:
         commit(lib, e, [Passage(f"E{n}.")], version=n, created_at=f"2026-0{n}-01T00:00:00+00:00")
     lib.prune("acme", "src-e", keep=1)
     commit(lib, src("src-i", "https://xn--bcher-kva.example/buch", "/books/i.pdf"), [])
+    commit(lib, src("src-s", "https://strasse.example/guide", "/books/s.pdf"), [])
     return lib
 
 
@@ -130,6 +131,16 @@ def test_an_idn_host_matches_in_unicode_or_punycode(library: InMemoryLibrary) ->
     assert category(library, "https://BÜCHER.example/buch/") is Category.OK
     assert category(library, "https://xn--bcher-kva.example/buch") is Category.OK
     assert category(library, "https://bucher.example/buch") is Category.FABRICATED
+
+
+def test_a_host_a_browser_opens_elsewhere_is_not_the_registered_one(
+    library: InMemoryLibrary,
+) -> None:
+    # Python's IDNA 2003 codec maps ß to "ss" and drops zero-width joiners; browsers
+    # (UTS 46, non-transitional) keep them: xn--strae-oqa.example is another domain.
+    assert category(library, "https://strasse.example/guide") is Category.OK
+    for host in ("straße.example", "stras\u200dse.example", "stras\u200cse.example"):
+        assert category(library, f"https://{host}/guide") is Category.FABRICATED, host
 
 
 def test_document_ids_and_versions(library: InMemoryLibrary) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 from citadel.app.ports import SourceLocation
+from citadel.domain.links.hosts import IDNA_DEVIATIONS
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -83,6 +84,10 @@ def host_key(host: str) -> str | None:
     only registered ones (which passed the link policy) match anything."""
     if not host or host.startswith("["):
         return None  # an IP literal: no source is registered at one
+    if any(char in IDNA_DEVIATIONS for char in host):
+        # Python's codec (IDNA 2003) maps these away; a browser keeps them and opens
+        # another host, which the link policy never registers (``invalid_idn``).
+        return None
     labels = _IDNA_DOTS.split(host)
     if labels[-1] == "" and len(labels) > 1:
         labels.pop()  # one trailing dot names the same host

@@ -28,9 +28,10 @@ INVISIBLE = frozenset(
     + "".join(chr(c) for c in range(0xFE00, 0xFE10))
     + "".join(chr(c) for c in range(0xE0100, 0xE01F0))
 )
-# IDNA 2003 maps these; IDNA 2008 keeps them. Either way a reader would land on
-# a host other than the one the author wrote.
-_IDNA_DEVIATIONS = frozenset("\u00df\u03c2")
+# IDNA 2003 maps these (sharp s and final sigma to "ss" and "σ", the zero-width
+# joiners to nothing); IDNA 2008 and browsers (UTS 46, non-transitional) keep them.
+# Either way a reader would land on a host other than the one the author wrote.
+IDNA_DEVIATIONS = frozenset("\u00df\u03c2\u200c\u200d")
 
 # Special-use and never-delegated top-level names (RFC 2606, 6761, 6762, 8375,
 # 9476, and the habits of internal networks). "example.org" is an ordinary
@@ -121,7 +122,7 @@ _SCRIPT_ALIASES = {
 
 def canonical_host(host: str) -> tuple[str, tuple[str, ...]] | LinkRefusal:
     """The host as lower-case punycode, with its labels in Unicode; or why it is no host."""
-    if any(char in _IDNA_DEVIATIONS for char in host):
+    if any(char in IDNA_DEVIATIONS for char in host):
         return LinkRefusal.INVALID_IDN
     raw_labels = _IDNA_DOTS.split(host)
     trailing_dot = len(raw_labels) > 1 and raw_labels[-1] == ""
@@ -180,7 +181,7 @@ def _to_unicode_label(label: str) -> str | None:
     if not decoded or unicodedata.category(decoded[0]).startswith("M"):
         return None  # a combining mark needs a base to sit on
     for char in decoded:
-        if char in INVISIBLE or char in _IDNA_DEVIATIONS:
+        if char in INVISIBLE or char in IDNA_DEVIATIONS:
             return None
         if char != "-" and unicodedata.category(char) not in {"Ll", "Lo", "Lm", "Mn", "Mc", "Nd"}:
             return None
