@@ -284,3 +284,24 @@ def test_a_degraded_answer_says_why_in_its_spans(
     assert (named["answer"].attributes or {})["citadel.outcome"] == result.degraded.reason.value
     assert "generation" not in named  # no evidence: the generator was not called
     assert (named["selection"].attributes or {})["citadel.selected"] == 0
+
+
+def test_an_unknown_http_method_is_other_in_the_span_and_the_log(
+    traced: tuple[Services, InMemorySpanExporter], caplog: pytest.LogCaptureFixture
+) -> None:
+    # The caller's own method word would name the span (and fill the log line).
+    from starlette.testclient import TestClient
+
+    from citadel.entrypoints.http import create_app
+
+    services, exporter = traced
+    with caplog.at_level(logging.INFO, logger="citadel.http"):
+        reply = TestClient(create_app(services), raise_server_exceptions=False).request(
+            "MARKERMETHOD", "/v1/sources"
+        )
+    assert reply.status_code in {401, 405}
+    spans = [s for s in exporter.get_finished_spans() if s.kind is SpanKind.SERVER]
+    assert spans and all("MARKERMETHOD" not in s.name for s in spans)
+    assert {s.attributes["http.request.method"] for s in spans} == {"_OTHER"}  # type: ignore[index]
+    logged = [r for r in caplog.records if r.getMessage() == "request"]
+    assert logged and all(getattr(r, "method", "") == "_OTHER" for r in logged)

@@ -149,14 +149,24 @@ def configure_logging(level: int = logging.INFO, stream: TextIO | None = None) -
     warnings.showwarning = _log_warning
 
 
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def method_name(method: str) -> str:
+    """The request's method for spans and logs: any other than the standard ones is
+    ``_OTHER`` (OpenTelemetry's convention), never the caller's own word."""
+    return method if method in KNOWN_METHODS else "_OTHER"
+
+
 async def request_context(
     request: Request, call_next: Callable[[Request], Awaitable[Response]]
 ) -> Response:
     """Give the request an id and a server span, log it once, and add the id and
     security headers to the reply."""
     incoming = {name: request.headers[name] for name in TRACE_HEADERS if name in request.headers}
-    with _tracer(request).span(request.method, kind="server", parent=incoming) as span:
-        span.set(**{"http.request.method": request.method, "url.scheme": request.url.scheme})
+    method = method_name(request.method)
+    with _tracer(request).span(method, kind="server", parent=incoming) as span:
+        span.set(**{"http.request.method": method, "url.scheme": request.url.scheme})
         trace_token = trace_id_var.set(span.trace_id)
         try:
             response = await _logged(request, call_next)
@@ -164,7 +174,7 @@ async def request_context(
             trace_id_var.reset(trace_token)
         route = getattr(request.scope.get("route"), "path", None)
         if route is not None:
-            span.rename(f"{request.method} {route}")
+            span.rename(f"{method} {route}")
             span.set(**{"http.route": route})
         span.set(**{"http.response.status_code": response.status_code})
         if response.status_code >= 500:
@@ -197,7 +207,7 @@ async def _logged(
             extra={
                 "request_id": request_id,
                 "trace_id": trace_id_var.get(),
-                "method": request.method,
+                "method": method_name(request.method),
                 "route": getattr(route, "path", "(unmatched)"),
                 "status": response.status_code,
                 "duration_ms": round((time.perf_counter() - started) * 1000, 2),
