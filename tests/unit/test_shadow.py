@@ -199,6 +199,25 @@ def test_a_reader_running_the_report_learns_no_forbidden_source() -> None:
         classify(lib, "src-b", user="sam", actor=READERS["alice"])
 
 
+def test_a_location_two_sources_share_leads_to_the_one_the_reader_may_read() -> None:
+    # Picking the first by id ignored the reader: alice's link to the handbook was
+    # "forbidden" (the board's source sorts first), and its reason named the board's id.
+    lib = InMemoryLibrary()
+    url = "https://shared.example/handbook"
+    commit(lib, src("aaa-board", url, "/a.pdf", frozenset({"board"})), [])
+    commit(lib, src("zz-open", url, "/z.pdf"), [])
+    [bare] = classify(lib, url, actor=READERS["alice"]).findings
+    assert (bare.category, bare.source_id) == (Category.OK, "zz-open")
+    assert "aaa-board" not in bare.reason
+    [meant] = classify(
+        lib, CitedRef(url, url=url, doc_id="zz-open"), actor=READERS["alice"]
+    ).findings
+    assert meant.category is Category.OK and "aaa-board" not in meant.reason
+    # An admin reading as itself is told of both.
+    [admin] = classify(lib, url).findings
+    assert admin.source_id == "aaa-board" and "zz-open" in admin.reason
+
+
 def test_moved_origins_and_urls(library: InMemoryLibrary) -> None:
     [path] = classify(library, "/old/d.pdf").findings
     assert path.category is Category.MOVED and path.reason == "moved: now /new/d.pdf"

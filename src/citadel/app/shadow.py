@@ -159,7 +159,7 @@ class _Run:
 
     def classify(self, record: ShadowRecord, index: int, cited: CitedRef) -> Finding:
         finding = Finding(record.record_id, record.line, index, cited.text, Category.OK, "")
-        linked = self._linked(cited)
+        linked = self._linked(cited, self._readable_by(record.user))
         if isinstance(linked, Finding):
             return replace(linked, record_id=record.record_id, line=record.line, index=index)
         expected = cited.doc_id if (cited.url or cited.path) else None
@@ -225,8 +225,26 @@ class _Run:
             reason += f"; the same location is also registered for {', '.join(linked.also)}"
         return replace(finding, reason=reason)
 
-    def _linked(self, cited: CitedRef) -> _Linked | Finding:
-        """The source the citation's link (or, without one, its id) leads to."""
+    def _readable_by(self, user: str | None) -> Callable[[str], bool]:
+        """Whether a source id is one ``user`` may read now, and the report's runner too
+        (whose report names it)."""
+        reader, runner = self._reader(user), self._reader(None)
+
+        def readable(source_id: str) -> bool:
+            source = self._source(source_id)
+            return (
+                source is not None
+                and reader is not None
+                and reader.allows(replace(source, deleted=False))
+                and runner is not None
+                and runner.allows(replace(source, deleted=False))
+            )
+
+        return readable
+
+    def _linked(self, cited: CitedRef, readable: Callable[[str], bool]) -> _Linked | Finding:
+        """The source the citation's link (or, without one, its id) leads to; where a
+        location is several sources', one the reader may read."""
         expected = cited.doc_id if (cited.url or cited.path) else None
 
         def refused(category: Category, reason: str) -> Finding:
@@ -240,16 +258,16 @@ class _Run:
                 held = self._places.origin(key.path_key)
                 if held is None:
                     return refused(Category.NO_SUCH_DOCUMENT, "no source was ingested from there")
-                return _pick(held, expected)
+                return _pick(held, expected, readable)
             held = self._places.url(key)
             if held is None:
                 return refused(Category.FABRICATED, self._places.why_unknown(key))
-            return _pick(held, expected)
+            return _pick(held, expected, readable)
         if cited.path is not None:
             held = self._places.origin(cited.path)
             if held is None:
                 return refused(Category.NO_SUCH_DOCUMENT, "no source was ingested from there")
-            return _pick(held, expected)
+            return _pick(held, expected, readable)
         doc_id = cited.doc_id or ""
         if self._source(doc_id) is None:
             return refused(Category.NO_SUCH_DOCUMENT, "no source of this id")
@@ -282,14 +300,18 @@ class _Run:
         return source.origin or "no recorded place"
 
 
-def _pick(held: Sequence[SourceLocation], expected: str | None) -> _Linked:
+def _pick(
+    held: Sequence[SourceLocation], expected: str | None, readable: Callable[[str], bool]
+) -> _Linked:
     """The source a location names: a current holder over a former one; among several,
-    the one the answer meant if it is there, else the first by id."""
+    the one the answer meant if it is there, else the first by id the reader may read,
+    else the first by id. The others are named only when the reader may read them."""
     current = sorted({p.source_id for p in held if p.current})
     former = sorted({p.source_id for p in held if not p.current} - set(current))
     pool, via_former = (current, False) if current else (former, True)
-    chosen = expected if expected in pool else pool[0]
-    return _Linked(chosen, via_former, tuple(s for s in pool if s != chosen))
+    shown = [s for s in pool if readable(s)]
+    chosen = expected if expected in pool else (shown or pool)[0]
+    return _Linked(chosen, via_former, tuple(s for s in shown if s != chosen))
 
 
 def _allowed_version(
