@@ -253,3 +253,30 @@ def test_confirm_refuses_what_the_store_does_not_grant(
     service.add("otto", Role.READER, "globex")
     with pytest.raises(Forbidden, match=message):
         service.confirm(asserted)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["a/b", "a\\b", "x%2Fy", ".", "..", "-", "e\u0301", "\u0430dam"],  # NFD é; Cyrillic а
+)
+def test_a_new_name_the_api_cannot_address_or_a_reader_could_mistake_is_refused(
+    service: UserService, name: str
+) -> None:
+    # a/b was accepted and then could not be disabled over HTTP (/v1/users/a%2Fb/...): a
+    # hostile review; "-" is the logs' no-user placeholder.
+    with pytest.raises(InvalidRequest):
+        service.add(name, Role.READER, "default")
+    assert service.list() == []
+
+
+@pytest.mark.parametrize(
+    "look_alike", ["ADAM", "Adam", "\uff41\uff44\uff41\uff4d", "\u0430d\u0430m"]
+)
+def test_a_new_name_that_looks_like_an_existing_one_is_refused(
+    service: UserService, look_alike: str
+) -> None:
+    service.add("adam", Role.READER, "default")
+    with pytest.raises((UserExists, InvalidRequest)):
+        service.add(look_alike, Role.ADMIN, "other")
+    assert [u.name for u in service.list()] == ["adam"]
+    service.add("adams", Role.READER, "default")  # a different look is fine

@@ -33,7 +33,14 @@ from citadel.app.errors import (
 )
 from citadel.app.ports import Clock, UserStore
 from citadel.domain.errors import InvalidValue
-from citadel.domain.users import Actor, Role, User, UserStatus
+from citadel.domain.users import (
+    Actor,
+    Role,
+    User,
+    UserStatus,
+    check_new_user_name,
+    name_look,
+)
 
 TOKEN_PREFIX = "ctd_"  # noqa: S105 - a public marker, not a secret
 """Marks citadel API tokens, so a leaked one is recognisable (and secret scanners can match it)."""
@@ -66,8 +73,12 @@ class UserService:
     def add(
         self, name: str, role: Role, tenant: str, groups: Iterable[str] = ()
     ) -> tuple[User, str]:
-        """Register a user; return it and its API token, which is never available again."""
+        """Register a user; return it and its API token, which is never available again.
+
+        A new name must be addressable and unmistakable (``check_new_user_name``), and
+        must not look like an existing user's (``ADAM`` beside ``adam``)."""
         try:
+            check_new_user_name(name)
             user = User(
                 name=name,
                 tenant=tenant,
@@ -78,6 +89,9 @@ class UserService:
             )
         except InvalidValue as exc:
             raise InvalidRequest(str(exc)) from None
+        look = name_look(name)
+        if any(name_look(u.name) == look and u.name != name for u in self._store.list()):
+            raise UserExists(f"a user whose name looks like {name} already exists")
         token = _new_token()
         if not self._store.add(user, token_sha256(token)):
             raise UserExists(f"a user named {name} already exists")
