@@ -135,8 +135,10 @@ def _run(command: list[str], user: str | None, *, check: bool = True) -> str:
     return done.stdout
 
 
-def start() -> Server:
-    """Start a server in a temporary directory (or use ``CITADEL_TEST_PG_URL``)."""
+def start(settings: str = "") -> Server:
+    """Start a server in a temporary directory (or use ``CITADEL_TEST_PG_URL``).
+    ``settings``: more server options (``-c name=value ...``), e.g. a benchmark's
+    ``shared_buffers``."""
     external = os.environ.get(URL_ENV)
     if external:
         server = Server(external, None, None)
@@ -179,7 +181,7 @@ def start() -> Server:
             user,
         )
         # Socket only; no fsync (a test server's data is thrown away).
-        options = f"-k {root} -c listen_addresses='' -F -c max_connections=200"
+        options = f"-k {root} -c listen_addresses='' -F -c max_connections=200 {settings}".strip()
         log = root / "server.log"
         _run(
             [
