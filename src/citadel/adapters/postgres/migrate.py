@@ -27,53 +27,29 @@ import psycopg
 
 from citadel.adapters.postgres.chunks import lexical_tokens
 from citadel.adapters.postgres.database import Connection, Database
+from citadel.adapters.postgres.migrate_source import (
+    BATCH,
+    TABLES,
+    MigrationRefused,
+    count,
+    indexed_rowids,
+    open_sqlite,
+    sqlite_head,
+    sqlite_rows,
+)
 from citadel.adapters.sqlite.audit import AuditKeyFile
-from citadel.adapters.sqlite.schema import SCHEMA_VERSION as SQLITE_SCHEMA
-from citadel.adapters.sqlite.schema import fts_table
 from citadel.adapters.storage.rows import (
     CHUNK_COLUMNS,
     SOURCE_COLUMNS,
     chunk_from_row,
     source_from_row,
 )
-from citadel.app.errors import AppError
 from citadel.domain.audit_chain import AuditEntry, AuditHead, AuditKey, MalformedHead, parse_head
 from citadel.domain.audit_verify import ChainReport, verify_chain
 from citadel.domain.document import Chunk
 
 Progress = Callable[[str, int, int], None]
 """``(stage, done, total)``: rows of the stage done so far."""
-
-# Table -> its columns, in the order foreign keys need them filled.
-TABLES: dict[str, list[str]] = {
-    "sources": (
-        "tenant source_id title authors year tags acl_groups canonical_url origin"
-        " current_version deleted revision"
-    ).split(),
-    "source_versions": (
-        "tenant source_id version content_sha256 parser chunker page_count section_count"
-        " chunk_count created_at retained"
-    ).split(),
-    # The URLs and origins sources had before a move or a new version (shadow mode).
-    "source_locations": ["tenant", "source_id", "kind", "location"],
-    "chunks": (
-        "rowid chunk_id tenant source_id version ordinal text sha256 section_path chapter"
-        " section page_start page_end page_label_start page_label_end char_start char_end"
-        " location section_key embed_key"
-    ).split(),
-    "embeddings": ["key", "model", "vector"],
-    "users": "name tenant role user_groups status created_at token_sha256".split(),
-    "ended_sessions": ["session_id", "expires_at"],
-    "audit_log": ["seq", "answer_id", "body", "prev_hash", "hash"],
-}
-_BOOLEANS = {("sources", "deleted"), ("source_versions", "retained")}
-# PostgreSQL's text holds no NUL: chunk text is stored with U+FFFD, as ingest does.
-_NUL_FREE = {("chunks", name) for name in ("text", "chapter", "section", "section_key")}
-_BATCH = 1000
-
-
-class MigrationRefused(AppError):
-    """The copy was not started, or was rolled back: the target is as it was."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,20 +59,6 @@ class MigrationReport:
     chain: ChainReport
     seconds: dict[str, float] = field(default_factory=dict)
     """Wall time per stage: read+write per table, lexical, verify."""
-
-
-def _normalise(table: str, row: Sequence[object]) -> tuple[object, ...]:
-    out: list[object] = []
-    for name, stored in zip(TABLES[table], row, strict=True):
-        value = stored
-        if (table, name) in _BOOLEANS:
-            value = bool(stored)
-        elif (table, name) in _NUL_FREE and isinstance(stored, str):
-            value = stored.replace("\x00", "\ufffd")
-        elif name == "vector" and isinstance(stored, bytes):
-            value = np.frombuffer(stored, dtype="<f4")
-        out.append(value)
-    return tuple(out)
 
 
 def _row_digest(row: Sequence[object]) -> int:
@@ -121,64 +83,6 @@ class _Digest:
     def add(self, row: Sequence[object]) -> None:
         self.count += 1
         self.total = (self.total + _row_digest(row)) % (1 << 256)
-
-
-def _open_sqlite(path: Path) -> sqlite3.Connection:
-    if not path.is_file():
-        raise MigrationRefused(f"there is no library at {path}")
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
-    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    found = int(row[0]) if row is not None else 0
-    if found != SQLITE_SCHEMA:
-        conn.close()
-        raise MigrationRefused(
-            f"{path} has schema {found}, not {SQLITE_SCHEMA}: open it once with this citadel"
-            " (any command, e.g. `citadel sources list`) to upgrade it first"
-        )
-    conn.execute("BEGIN")  # one snapshot for the whole copy
-    return conn
-
-
-# Tables a library file of the current schema may still lack: they are made when a
-# library opens the file, and the copy opens it read-only. A missing one holds no rows.
-_ADDED_IN_PLACE = frozenset({"source_locations"})
-
-
-def _missing(conn: sqlite3.Connection, table: str) -> bool:
-    return (
-        table in _ADDED_IN_PLACE
-        and not conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-        ).fetchone()
-    )
-
-
-def _sqlite_rows(conn: sqlite3.Connection, table: str) -> Iterator[tuple[object, ...]]:
-    if _missing(conn, table):
-        return
-    cursor = conn.execute(f"SELECT {', '.join(TABLES[table])} FROM {table}")
-    while batch := cursor.fetchmany(_BATCH):
-        for row in batch:
-            yield _normalise(table, row)
-
-
-def _count(conn: sqlite3.Connection, table: str) -> int:
-    if _missing(conn, table):
-        return 0
-    return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-
-
-def _indexed_rowids(conn: sqlite3.Connection) -> list[int]:
-    """The chunks SQLite's FTS5 tables index (current versions of live sources)."""
-    rowids: list[int] = []
-    for (tenant,) in conn.execute("SELECT DISTINCT tenant FROM sources").fetchall():
-        name = fts_table(tenant)
-        held = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
-        ).fetchone()
-        if held is not None:
-            rowids += [r for (r,) in conn.execute(f"SELECT rowid FROM {name}")]
-    return sorted(rowids)
 
 
 def target_rows(db: Database) -> dict[str, int]:
@@ -208,9 +112,9 @@ def migrate(
     takes no source records). ``key_file``: the audit key both chains are under.
     """
     report = progress or (lambda stage, done, total: None)
-    source = _open_sqlite(sqlite_path)
+    source = open_sqlite(sqlite_path)
     try:
-        counts = {table: _count(source, table) for table in TABLES}
+        counts = {table: count(source, table) for table in TABLES}
         held = target_rows(db)
         if held and not force:
             listed = ", ".join(f"{t} {n}" for t, n in held.items())
@@ -221,8 +125,8 @@ def migrate(
             raise MigrationRefused("both libraries hold an audit chain: two chains cannot merge")
         key = AuditKeyFile(key_file).read()
         source_chain = verify_chain(
-            (AuditEntry(*row) for row in _sqlite_rows(source, "audit_log")),  # type: ignore[arg-type]
-            _sqlite_head(source),
+            (AuditEntry(*row) for row in sqlite_rows(source, "audit_log")),  # type: ignore[arg-type]
+            sqlite_head(source),
             key,
         )
         if not source_chain.intact:
@@ -244,7 +148,7 @@ def migrate(
                     " WHERE EXISTS (SELECT 1 FROM chunks)"
                 )
                 started = time.perf_counter()
-                lexical = _build_lexical(conn, _indexed_rowids(source), report)
+                lexical = _build_lexical(conn, indexed_rowids(source), report)
                 seconds["lexical"] = time.perf_counter() - started
                 started = time.perf_counter()
                 chain = _verify_target(conn, digests, held, key, report)
@@ -255,16 +159,6 @@ def migrate(
         return MigrationReport({**counts, "lexical": lexical}, chain, seconds)
     finally:
         source.close()
-
-
-def _sqlite_head(conn: sqlite3.Connection) -> AuditHead | MalformedHead | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'audit_head'").fetchone()
-    if row is None:
-        return None
-    try:
-        return parse_head(row[0])
-    except MalformedHead as exc:
-        return exc
 
 
 def _copy_head(conn: Connection, source: sqlite3.Connection) -> None:
@@ -278,7 +172,7 @@ def _copy_table(
 ) -> _Digest:
     digest = _Digest()
     columns = ", ".join(TABLES[table])
-    rows = _sqlite_rows(source, table)
+    rows = sqlite_rows(source, table)
     if table == "embeddings":
         # The vector type's binary dumper is registered per class, which COPY cannot use.
         placeholders = ", ".join(["%s"] * len(TABLES[table]))
@@ -295,7 +189,7 @@ def _copy_table(
             for row in rows:
                 copy.write_row(row)
                 digest.add(row)
-                if digest.count % _BATCH == 0:
+                if digest.count % BATCH == 0:
                     report(table, digest.count, total)
     report(table, digest.count, total)
     return digest
@@ -305,7 +199,7 @@ def _batches(rows: Iterable[tuple[object, ...]]) -> Iterator[list[tuple[object, 
     batch: list[tuple[object, ...]] = []
     for row in rows:
         batch.append(row)
-        if len(batch) == _BATCH:
+        if len(batch) == BATCH:
             yield batch
             batch = []
     if batch:
@@ -317,11 +211,11 @@ def _build_lexical(conn: Connection, rowids: list[int], report: Progress) -> int
     sources: dict[tuple[str, str], object] = {}
     done = 0
     with conn.cursor() as cursor:
-        for at in range(0, len(rowids), _BATCH):
+        for at in range(0, len(rowids), BATCH):
             rows = cursor.execute(
                 f"SELECT c.rowid, c.tenant, {CHUNK_COLUMNS} FROM chunks c"
                 " WHERE c.rowid = ANY(%s) ORDER BY c.tenant, c.source_id, c.rowid",
-                (rowids[at : at + _BATCH],),
+                (rowids[at : at + BATCH],),
             ).fetchall()
             groups: dict[tuple[str, str], list[tuple[int, Chunk]]] = {}
             for row in rows:
@@ -374,7 +268,7 @@ def _verify_target(
         found = _Digest()
         with conn.cursor(name=f"verify_{table}", binary=True) as cursor:
             cursor.execute(f"SELECT {', '.join(TABLES[table])} FROM {table}")
-            while batch := cursor.fetchmany(_BATCH):
+            while batch := cursor.fetchmany(BATCH):
                 for row in batch:
                     found.add(row)
                     if table == "chunks":
