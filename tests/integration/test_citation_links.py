@@ -132,14 +132,21 @@ def test_a_reader_whose_group_is_removed_gets_forbidden_on_re_display(tmp_path: 
     assert json.loads(again.stdout)["link"] == {"state": "forbidden", "href": None}
     assert "Capacitors" not in again.stdout
 
-    # The audit log has the answer as first shown, and verifies.
-    shown = cli("audit", "show", "--home", str(home), "--json", "--as", "ada", answer["answer_id"])
+    # The record quotes the source: ada may no longer read it, so not through the
+    # record either (access is decided now); the administrator still sees the answer
+    # as first shown, and the log verifies.
+    refused = cli(
+        "audit", "show", "--home", str(home), "--json", "--as", "ada", answer["answer_id"]
+    )
+    assert refused.exit_code != 0 and "may no longer read" in refused.stderr
+    assert "Capacitors" not in refused.stdout + refused.stderr
+    shown = cli("audit", "show", "--home", str(home), "--json", answer["answer_id"])
     assert shown.exit_code == 0, shown.stderr
     record = json.loads(shown.stdout)
     assert record["citations"][0]["state"] == "viewer"
     assert "token=" not in shown.stdout
     assert cli("audit", "verify", "--home", str(home)).exit_code == 0
-    replayed = cli("audit", "replay", "--home", str(home), "--as", "ada", answer["answer_id"])
+    replayed = cli("audit", "replay", "--home", str(home), answer["answer_id"])
     assert replayed.exit_code == 0 and "holds" in replayed.stdout
 
 
