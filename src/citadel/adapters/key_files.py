@@ -4,7 +4,8 @@ Several processes may start on one ``CITADEL_HOME`` at the same moment (a batch 
 ingests, the servers of one deployment). A key is written whole to a private file
 of its own and then linked to its name, which fails if the name exists: a reader
 sees no key or the whole key, never a file still being written, and every process
-ends with the one key that won.
+ends with the one key that won. The audit key (``adapters/sqlite/audit.py``) and the
+viewer's key are made this way.
 """
 
 from __future__ import annotations
@@ -15,20 +16,53 @@ import secrets
 from pathlib import Path
 
 
-def read_or_create(path: Path, size: int) -> bytes:
-    """The key at ``path``, made first (``size`` random bytes, mode 0600) if there is none."""
+def create_once(path: Path, secret: bytes) -> bool:
+    """Put ``secret`` at ``path`` (mode 0600) unless a key is there already; whether this
+    call's key is the one there now. The name is made durable before returning."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists():
-        draft = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    draft = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
+    try:
+        write_private(draft, secret)
         try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(secrets.token_bytes(size))
-                out.flush()
-                os.fsync(out.fileno())
-            # Another process's key may have won meanwhile: then that one is read.
-            with contextlib.suppress(FileExistsError):
-                os.link(draft, path)
-        finally:
-            draft.unlink(missing_ok=True)
+            os.link(draft, path)
+            created = True
+        except FileExistsError:
+            created = False
+        except OSError:  # no hard links on this file system: create it in place
+            try:
+                write_private(path, secret)
+                created = True
+            except FileExistsError:
+                created = False
+    finally:
+        draft.unlink(missing_ok=True)
+    if created:
+        sync_directory(path.parent)
+    return created
+
+
+def read_or_create(path: Path, size: int) -> bytes:
+    """The key at ``path``, made first (``size`` random bytes) if there is none."""
+    if not path.exists():
+        create_once(path, secrets.token_bytes(size))
     return path.read_bytes()
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """``data`` in a new file only its owner may read (``FileExistsError`` if it exists)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def sync_directory(directory: Path) -> None:
+    """Make a new file's name durable before anything keyed with it commits."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    with contextlib.suppress(OSError):
+        os.fsync(fd)
+    os.close(fd)

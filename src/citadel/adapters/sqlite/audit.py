@@ -13,13 +13,13 @@ as ``count:hash`` raises ``MalformedHead``.
 
 from __future__ import annotations
 
-import os
 import secrets
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from citadel.adapters.key_files import create_once
 from citadel.adapters.sqlite.database import Database
 from citadel.app.ports import AuditSnapshot
 from citadel.domain.audit_chain import (
@@ -71,26 +71,7 @@ class AuditKeyFile:
     def create(self) -> tuple[bytes, bool]:
         """A new key, written to a private file and linked into place so no reader sees
         it half-written; ``(key, False)`` when another writer's key got there first."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        spare = self.path.with_name(f".{self.path.name}.{secrets.token_hex(8)}")
-        secret = secrets.token_bytes(KEY_BYTES)
-        try:
-            _write_private(spare, secret)
-            try:
-                os.link(spare, self.path)
-                created = True
-            except FileExistsError:
-                created = False
-            except OSError:  # no hard links on this file system: create it in place
-                try:
-                    _write_private(self.path, secret)
-                    created = True
-                except FileExistsError:
-                    created = False
-        finally:
-            spare.unlink(missing_ok=True)
-        if created:
-            _sync_directory(self.path.parent)
+        created = create_once(self.path, secrets.token_bytes(KEY_BYTES))
         key = self.read()
         if key.secret is None:
             raise ValueError(f"the audit key {key.where} cannot be used ({key.trouble})")
@@ -211,29 +192,6 @@ def _head(conn: sqlite3.Connection) -> AuditHead | None:
 
 def _has_records(conn: sqlite3.Connection) -> bool:
     return bool(conn.execute("SELECT EXISTS(SELECT 1 FROM audit_log)").fetchone()[0])
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    """``data`` in a new file only its owner may read (``FileExistsError`` if it exists)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(data)
-        out.flush()
-        os.fsync(out.fileno())
-
-
-def _sync_directory(directory: Path) -> None:
-    """Make a new file's name durable before anything keyed with it commits."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _entry(row: tuple[object, ...]) -> AuditEntry:
