@@ -122,7 +122,11 @@ def rotate(name: UserName, request: Request, admin: Admin) -> dict[str, Any]:
 @audit.get(
     "/answers/{answer_id}/audit",
     response_model=AuditRecordReply,
-    responses=errors(404, e404="No audit record of that answer that you may read"),
+    responses=errors(
+        404,
+        e403="The user is disabled, or the record quotes a source the caller may no longer read",
+        e404="No audit record of that answer that you may read",
+    ),
 )
 def audit_record(answer_id: str, request: Request, actor: ApiActor) -> dict[str, Any]:
     """An answer's audit record: actor, manifest, model and prompt, verdict, citations.
