@@ -94,6 +94,8 @@ def test_a_wrong_expectation_fails_and_says_why(home: Path, tmp_path: Path) -> N
     ("line", "message"),
     [
         ("not json", "line 2: not a JSON object"),
+        # Read no further than the limit: one huge line costs no more memory than it.
+        ("[" * ((1 << 20) + 10), "line 2: longer than 1048576 bytes"),
         ('{"id": "x"}', "line 2: 'claim' must be a non-empty string"),
         (
             '{"id": "x", "claim": "c", "ref": "[1]", "source_id": "s", "version": 1,'
@@ -107,6 +109,15 @@ def test_a_wrong_expectation_fails_and_says_why(home: Path, tmp_path: Path) -> N
         ),
     ],
 )
+def test_an_id_used_twice_is_refused_at_its_second_line(home: Path, tmp_path: Path) -> None:
+    first = GOLDEN.read_text().splitlines()[0]
+    golden = tmp_path / "twice.jsonl"
+    golden.write_text(first + "\n" + first + "\n")
+    outcome = cli("eval", "citations", "--golden", str(golden), "--home", str(home), "--json")
+    assert outcome.exit_code == 2 and outcome.stdout == ""
+    assert "line 2: id" in outcome.stderr and "is used twice" in outcome.stderr
+
+
 def test_a_file_that_is_not_a_golden_set_is_refused_by_line(
     home: Path, tmp_path: Path, line: str, message: str
 ) -> None:

@@ -15,6 +15,7 @@ import typer
 from citadel.app.citation_golden import GoldenCase, GoldenCitationCheck, GoldenReport, parse_golden
 from citadel.app.errors import AppError, InvalidRequest
 from citadel.domain.users import Actor
+from citadel.entrypoints.cli import jsonl
 from citadel.entrypoints.cli.support import (
     HomeOption,
     JsonFlag,
@@ -27,22 +28,23 @@ from citadel.entrypoints.cli.support import (
 from citadel.entrypoints.cli.text import terminal_safe
 
 MAX_CASES = 100_000
+MAX_LINE_BYTES = 1 << 20
 
 
 def read_golden(path: Path) -> list[GoldenCase]:
     cases: list[GoldenCase] = []
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            line = raw.rstrip(b"\r\n")
-            if not line.strip():
-                continue
+    first_of: dict[str, GoldenCase] = {}
+    try:
+        for number, line in jsonl.lines(path, MAX_LINE_BYTES):
             if len(cases) == MAX_CASES:
                 raise InvalidRequest(f"line {number}: more than {MAX_CASES} cases")
-            cases.append(parse_golden(number, line))
-    ids = [c.case_id for c in cases]
-    repeated = next((c for c in cases if ids.count(c.case_id) > 1), None)
-    if repeated is not None:
-        raise InvalidRequest(f"line {repeated.line}: id {repeated.case_id!r} is used twice")
+            case = parse_golden(number, line)
+            if case.case_id in first_of:
+                raise InvalidRequest(f"line {number}: id {case.case_id!r} is used twice")
+            first_of[case.case_id] = case
+            cases.append(case)
+    except jsonl.LineTooLong as exc:
+        raise InvalidRequest(str(exc)) from None
     return cases
 
 

@@ -16,6 +16,7 @@ from citadel.app.errors import AppError
 from citadel.app.shadow import MEASURES, Category, ShadowReport, ShadowService
 from citadel.app.shadow_input import MAX_LINE_BYTES, BadRecord, ShadowRecord, parse_record
 from citadel.domain.users import Actor
+from citadel.entrypoints.cli import jsonl
 from citadel.entrypoints.cli.support import (
     AsOption,
     HomeOption,
@@ -34,21 +35,13 @@ MAX_RECORDS = 1_000_000
 def read_records(path: Path) -> list[ShadowRecord]:
     """Every record of ``path``; ``BadRecord`` at the first bad line (blank lines skipped)."""
     records: list[ShadowRecord] = []
-    with path.open("rb") as handle:
-        number = 0
-        while True:
-            raw = handle.readline(MAX_LINE_BYTES + 2)
-            if not raw:
-                break
-            number += 1
-            if not raw.endswith(b"\n") and len(raw) > MAX_LINE_BYTES:
-                raise BadRecord(number, f"longer than {MAX_LINE_BYTES} bytes")
-            line = raw.rstrip(b"\r\n")
-            if not line.strip():
-                continue
+    try:
+        for number, line in jsonl.lines(path, MAX_LINE_BYTES):
             if len(records) == MAX_RECORDS:
                 raise BadRecord(number, f"more than {MAX_RECORDS} records")
             records.append(parse_record(number, line))
+    except jsonl.LineTooLong as exc:
+        raise BadRecord(exc.number, f"longer than {exc.limit} bytes") from None
     return records
 
 
