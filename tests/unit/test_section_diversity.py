@@ -1,0 +1,151 @@
+"""Repeats of one section yield to other sections (fusion.diversify), so the first
+results name more distinct sections; the order of the sections themselves is kept."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from citadel.adapters.clock import FixedClock
+from citadel.adapters.files import FileDocuments
+from citadel.adapters.memory import InMemoryLibrary
+from citadel.adapters.parsers.markdown import MarkdownParser
+from citadel.adapters.sqlite.library import SqliteLibrary
+from citadel.app.ingest import IngestOptions, IngestService
+from citadel.app.search import SearchService
+from citadel.domain.errors import InvalidValue
+from citadel.domain.fusion import FusionPolicy, diversify
+from citadel.domain.limits import Limits
+from citadel.domain.search import SearchMode, SearchRequest
+from citadel.domain.users import Actor, Role
+from tests.builders import operator
+
+ACTOR = Actor(user_id="reader", tenant="default", role=Role.READER)
+
+
+def test_a_repeat_yields_to_another_group_unless_it_is_much_stronger() -> None:
+    ranked = [("a1", 1.0), ("a2", 0.9), ("a3", 0.8), ("b1", 0.6), ("c1", 0.3)]
+    groups = {"a1": "A", "a2": "A", "a3": "A", "b1": "B", "c1": "C"}
+    out = diversify(ranked, groups, 0.5)
+    # a2 at 0.45 falls below b1 (0.6) but stays above c1 (0.3); a3 is then 0.8 * 0.25.
+    assert out == [("a1", 1.0), ("b1", 0.6), ("a2", 0.45), ("c1", 0.3), ("a3", 0.2)]
+    assert diversify(ranked, groups, 1.0) == ranked
+
+
+def test_ids_without_a_group_are_groups_of_their_own_and_ties_keep_the_order() -> None:
+    ranked = [("x", 0.5), ("y", 0.5), ("z", 0.5)]
+    assert diversify(ranked, {}, 0.5) == ranked
+
+
+@pytest.mark.parametrize("decay", [0.0, -0.5, 1.5])
+def test_a_decay_outside_zero_to_one_is_refused(decay: float) -> None:
+    with pytest.raises(InvalidValue):
+        diversify([("a", 1.0)], {}, decay)
+    with pytest.raises(InvalidValue):
+        FusionPolicy(section_decay=decay)
+
+
+hits = st.lists(
+    st.tuples(st.sampled_from("ABCDE"), st.floats(0.0, 1.0, allow_nan=False)), max_size=30
+)
+
+
+@given(hits, st.floats(0.05, 1.0), st.sets(st.sampled_from("ABCDE")))
+def test_group_order_is_kept_and_no_group_s_first_hit_ranks_lower(
+    items: list[tuple[str, float]], decay: float, gold: set[str]
+) -> None:
+    ranked = sorted(
+        ((f"{g}{i:02d}", s) for i, (g, s) in enumerate(items)), key=lambda x: (-x[1], x[0])
+    )
+    groups = {doc: doc[0] for doc, _ in ranked}
+    out = diversify(ranked, groups, decay)
+    assert {d for d, _ in out} == {d for d, _ in ranked}
+    scores = [s for _, s in out]
+    assert scores == sorted(scores, reverse=True)
+
+    def firsts(rows: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        seen: set[str] = set()
+        kept = []
+        for doc, score in rows:
+            if groups[doc] not in seen:
+                seen.add(groups[doc])
+                kept.append((doc, score))
+        return kept
+
+    assert firsts(out) == firsts(ranked)  # same sections, same order, same scores
+
+    def first_gold(rows: list[tuple[str, float]]) -> int | None:
+        return next((rank for rank, (d, _) in enumerate(rows) if groups[d] in gold), None)
+
+    before, after = first_gold(ranked), first_gold(out)
+    assert (before is None) == (after is None)
+    assert before is None or after is None or after <= before
+
+
+def _paragraph(topic: str, n: int) -> str:
+    return " ".join(f"To {topic} you open the file and {topic} each record {i}." for i in range(n))
+
+
+# "Reading files" is long enough for several chunks, each full of the query's words;
+# "Writing files" mentions reading once.
+BOOK = f"""# Files Handbook
+
+## Reading files
+
+{_paragraph("read", 30)}
+
+{_paragraph("read", 30)}
+
+{_paragraph("read", 30)}
+
+## Writing files
+
+To write a file you open it for writing; reading it back later is another matter.
+
+## Plotting
+
+The plot function draws scatter plots of two numeric vectors.
+"""
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+def library(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[SqliteLibrary | InMemoryLibrary]:
+    store = SqliteLibrary(tmp_path / "lib.db") if request.param == "sqlite" else InMemoryLibrary()
+    book = tmp_path / "files.md"
+    book.write_text(BOOK)
+    files = FileDocuments([MarkdownParser()], max_file_bytes=1 << 20)
+    IngestService(store, FixedClock()).ingest(files.open(book), IngestOptions(), actor=operator())
+    yield store
+    if isinstance(store, SqliteLibrary):
+        store.close()
+
+
+def _sections(
+    library: SqliteLibrary | InMemoryLibrary, policy: FusionPolicy, limit: int = 10
+) -> list[str]:
+    search = SearchService(library, library, Limits(), fusion=policy)
+    try:
+        request = SearchRequest("read a file record", mode=SearchMode.LEXICAL, limit=limit)
+        return [e.section for e in search.search(request, ACTOR).results]
+    finally:
+        search.close()
+
+
+def test_search_names_another_section_before_a_section_s_repeats(
+    library: SqliteLibrary | InMemoryLibrary,
+) -> None:
+    plain = _sections(library, FusionPolicy(section_decay=1.0))
+    # Without diversity the long section's chunks fill the first places.
+    assert plain[:3] == ["Reading files"] * 3 and "Writing files" in plain
+    diverse = _sections(library, FusionPolicy())
+    # Its second chunk at half its score may stay above the other section, the rest not.
+    assert diverse[0] == "Reading files" and "Writing files" in diverse[1:3]
+    assert sorted(diverse) == sorted(plain)
+    # With fewer results asked for, the other section still moves up into them.
+    assert "Writing files" in _sections(library, FusionPolicy(), limit=3)
