@@ -76,7 +76,7 @@ def fold(original: str) -> Folded:
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
-_NON_SPACE = re.compile(r"\S+")
+_LONG_RUN = re.compile(r"\s\s+")
 
 
 def folded_text(original: str) -> str:
@@ -98,15 +98,24 @@ def _fold_match(match: re.Match[str]) -> str:
 class _Quoting:
     """A passage's folded text, and (on the first quotation found) where its folded
     characters came from: ``fold``'s offsets, without its loop over characters for an
-    ASCII passage (there the fold changes no character's place but whitespace runs')."""
+    ASCII passage (there the fold changes no character's place but whitespace runs').
 
-    __slots__ = ("_folded_starts", "_original", "_original_starts", "_slow", "text")
+    In an ASCII passage the fold drops the leading whitespace and shortens every run of
+    two or more whitespace characters to one space (a single whitespace character stays
+    one character), so a folded character's original place is its own plus what was
+    dropped before it: the leading run, and each longer run's surplus. Those runs are
+    found by one regex scan, and are few in most passages."""
+
+    __slots__ = ("_dropped", "_lead", "_original", "_runs", "_slow", "text")
 
     def __init__(self, original: str) -> None:
         self._original = original
         self.text = folded_text(original)
-        self._folded_starts: list[int] | None = None
-        self._original_starts: list[int] = []
+        self._runs: list[int] | None = None
+        """The folded place of each run of two or more (the one space it became)."""
+        self._dropped: list[int] = []
+        """How many characters were dropped up to and including each of ``_runs``."""
+        self._lead = 0
         self._slow: Folded | None = None
 
     def span(self, at: int, length: int) -> tuple[int, int]:
@@ -115,20 +124,27 @@ class _Quoting:
             if self._slow is None:
                 self._slow = fold(self._original)
             return self._slow.starts[at], self._slow.ends[at + length - 1]
-        if self._folded_starts is None:
-            folded, original, position = [], [], 0
-            for match in _NON_SPACE.finditer(self._original):
-                folded.append(position)
-                original.append(match.start())
-                position += match.end() - match.start() + 1
-            self._original_starts = original
-            self._folded_starts = folded
-        first = bisect.bisect_right(self._folded_starts, at) - 1
-        last_at = at + length - 1
-        last = bisect.bisect_right(self._folded_starts, last_at) - 1
-        start = self._original_starts[first] + at - self._folded_starts[first]
-        end = self._original_starts[last] + last_at - self._folded_starts[last] + 1
-        return start, end
+        if self._runs is None:
+            self._index_runs()
+        return self._place(at), self._place(at + length - 1) + 1
+
+    def _index_runs(self) -> None:
+        original = self._original
+        lead = len(original) - len(original.lstrip())
+        runs: list[int] = []
+        dropped: list[int] = []
+        total = lead
+        for run in _LONG_RUN.finditer(original, lead):
+            runs.append(run.start() - total)
+            total += run.end() - run.start() - 1
+            dropped.append(total)
+        self._lead, self._dropped, self._runs = lead, dropped, runs
+
+    def _place(self, folded: int) -> int:
+        """The original place of the (non-space) folded character at ``folded``."""
+        assert self._runs is not None
+        before = bisect.bisect_left(self._runs, folded)  # runs strictly before it
+        return folded + (self._dropped[before - 1] if before else self._lead)
 
 
 @functools.lru_cache(maxsize=512)

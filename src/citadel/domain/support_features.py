@@ -118,9 +118,26 @@ _ASCII_WORD = re.compile(r"[A-Za-z0-9]+(?:[-'][A-Za-z0-9]+)*")
 r"""``_WORD`` on ASCII text: there ``[^\W_]`` is exactly ``[A-Za-z0-9]`` (and quicker)."""
 
 
+# ASCII letters, digits and the two joiners kept, every other byte a space.
+_ASCII_KEEP = bytes(c if (c < 128 and chr(c).isalnum()) or c in b"-'" else 32 for c in range(256))
+_LOOSE_JOINERS = ("- ", " -", "--", "' ", " '", "''", "-'", "'-")
+
+
 def _raw_words(text: str) -> list[str]:
     """``domain.text``'s word tokens of ``text`` as written (not yet case-folded)."""
-    return (_ASCII_WORD if text.isascii() else _WORD).findall(text)
+    if not text.isascii():
+        return _WORD.findall(text)
+    # With every character that is neither a letter, a digit nor a joiner made a space,
+    # the blank-separated tokens are the words, provided no joiner is loose (at a token's
+    # edge or beside another): the pattern reads a joiner only between letters or digits.
+    kept = text.encode("ascii").translate(_ASCII_KEEP).decode("ascii")
+    if ("-" in kept or "'" in kept) and (
+        any(pair in kept for pair in _LOOSE_JOINERS)
+        or kept.startswith(("-", "'"))
+        or kept.endswith(("-", "'"))
+    ):
+        return _ASCII_WORD.findall(text)
+    return kept.split()
 
 
 def _words(text: str) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +37,8 @@ MEMO_SIZE = 1 << 16
 """Words whose pieces are memoised (per table, emptied when full)."""
 
 _BLANKS = re.compile(r"[ \t\n\r]+")
+_Pieces = tuple[tuple[int, ...], tuple[int, ...]]
+"""A blank-separated chunk's word-piece ids, all and content ones."""
 """Characters the BERT normaliser and pre-tokeniser both take for word breaks."""
 
 ALIGNMENT_NAMES: tuple[str, ...] = (
@@ -54,7 +57,7 @@ class StaticTokens:
         self._lock = threading.Lock()
         self._loaded: tuple[Tokenizer, npt.NDArray[np.int8], npt.NDArray[np.float32]] | None = None
         self._skip: npt.NDArray[np.bool_] | None = None
-        self._memo: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        self._memo: dict[str, _Pieces] = {}
         """Blank-free chunk -> its piece ids, and those of them that are content."""
         self._specials: tuple[str, ...] = ()
         self._units: npt.NDArray[np.float32] | None = None
@@ -96,7 +99,7 @@ class StaticTokens:
         self._filled = np.zeros(codes.shape[0], dtype=np.bool_)
         return tokenizer, codes, scales
 
-    def _chunk(self, chunk: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    def _chunk(self, chunk: str) -> _Pieces:
         found = self._memo.get(chunk)
         if found is None:
             tokenizer, _, _ = self._ensure()
@@ -136,7 +139,11 @@ class StaticTokens:
         """The ids of the content pieces among the text's first ``MAX_PIECES``."""
         assert self._skip is not None
         if not self._special(text):
-            chunks = [self._chunk(chunk) for chunk in _BLANKS.split(text)]
+            split = _BLANKS.split(text)
+            known = list(map(self._memo.get, split))  # no method call per known chunk
+            chunks = (
+                cast(list[_Pieces], known) if None not in known else list(map(self._chunk, split))
+            )
             if sum(len(ids) for ids, _ in chunks) <= MAX_PIECES:
                 return [i for _, kept in chunks for i in kept]
         ids = self.ids([text])[0][:MAX_PIECES]
