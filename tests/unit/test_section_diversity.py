@@ -3,7 +3,8 @@ results name more distinct sections; the order of the sections themselves is kep
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import itertools
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,14 @@ from citadel.adapters.memory import InMemoryLibrary
 from citadel.adapters.parsers.markdown import MarkdownParser
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.app.ingest import IngestOptions, IngestService
+from citadel.app.ports.library import LexicalHit
 from citadel.app.search import SearchService
 from citadel.domain.errors import InvalidValue
 from citadel.domain.fusion import FusionPolicy, diversify
 from citadel.domain.limits import Limits
-from citadel.domain.search import SearchMode, SearchRequest
+from citadel.domain.search import Evidence, SearchFilters, SearchMode, SearchRequest
+from citadel.domain.selection import select_evidence
+from citadel.domain.source import AccessScope
 from citadel.domain.users import Actor, Role
 from tests.builders import operator
 
@@ -31,9 +35,16 @@ def test_a_repeat_yields_to_another_group_unless_it_is_much_stronger() -> None:
     ranked = [("a1", 1.0), ("a2", 0.9), ("a3", 0.8), ("b1", 0.6), ("c1", 0.3)]
     groups = {"a1": "A", "a2": "A", "a3": "A", "b1": "B", "c1": "C"}
     out = diversify(ranked, groups, 0.5)
-    # a2 at 0.45 falls below b1 (0.6) but stays above c1 (0.3); a3 is then 0.8 * 0.25.
-    assert out == [("a1", 1.0), ("b1", 0.6), ("a2", 0.45), ("c1", 0.3), ("a3", 0.2)]
+    # a2, placed as 0.45, falls below b1 (0.6) but stays above c1 (0.3); a3 is placed as
+    # 0.8 * 0.25. Each keeps its own score: only the order changes.
+    assert out == [("a1", 1.0), ("b1", 0.6), ("a2", 0.9), ("c1", 0.3), ("a3", 0.8)]
     assert diversify(ranked, groups, 1.0) == ranked
+
+
+def test_one_group_keeps_its_order_and_a_long_one_is_placed_quickly() -> None:
+    # A plain-text book is one section: its hits keep their order and their scores.
+    ranked = [(f"t{i:05d}", 1.0 - i / 20_000) for i in range(20_000)]
+    assert diversify(ranked, dict.fromkeys((d for d, _ in ranked), "T"), 0.5) == ranked
 
 
 def test_ids_without_a_group_are_groups_of_their_own_and_ties_keep_the_order() -> None:
@@ -63,9 +74,14 @@ def test_group_order_is_kept_and_no_group_s_first_hit_ranks_lower(
     )
     groups = {doc: doc[0] for doc, _ in ranked}
     out = diversify(ranked, groups, decay)
-    assert {d for d, _ in out} == {d for d, _ in ranked}
-    scores = [s for _, s in out]
-    assert scores == sorted(scores, reverse=True)
+    assert sorted(out) == sorted(ranked)  # the same hits with the same scores
+    # Placed by the score as decayed by its group's hits above it, best first.
+    placed: dict[str, int] = {}
+    adjusted = []
+    for doc, score in out:
+        adjusted.append(score * decay ** placed.get(groups[doc], 0))
+        placed[groups[doc]] = placed.get(groups[doc], 0) + 1
+    assert all(a >= b - 1e-12 for a, b in itertools.pairwise(adjusted))
 
     def firsts(rows: list[tuple[str, float]]) -> list[tuple[str, float]]:
         seen: set[str] = set()
@@ -126,15 +142,21 @@ def library(
         store.close()
 
 
-def _sections(
+def _results(
     library: SqliteLibrary | InMemoryLibrary, policy: FusionPolicy, limit: int = 10
-) -> list[str]:
+) -> list[Evidence]:
     search = SearchService(library, library, Limits(), fusion=policy)
     try:
         request = SearchRequest("read a file record", mode=SearchMode.LEXICAL, limit=limit)
-        return [e.section for e in search.search(request, ACTOR).results]
+        return list(search.search(request, ACTOR).results)
     finally:
         search.close()
+
+
+def _sections(
+    library: SqliteLibrary | InMemoryLibrary, policy: FusionPolicy, limit: int = 10
+) -> list[str]:
+    return [e.section for e in _results(library, policy, limit)]
 
 
 def test_search_names_another_section_before_a_section_s_repeats(
@@ -149,3 +171,69 @@ def test_search_names_another_section_before_a_section_s_repeats(
     assert sorted(diverse) == sorted(plain)
     # With fewer results asked for, the other section still moves up into them.
     assert "Writing files" in _sections(library, FusionPolicy(), limit=3)
+
+
+def test_diversity_leaves_every_score_and_what_a_minimum_score_keeps(
+    library: SqliteLibrary | InMemoryLibrary,
+) -> None:
+    # Found by attack: decayed scores were shown as the results' scores, so a repeat of a
+    # strong section (0.97 evidence) read 0.03, and a minimum evidence score of 0.5 kept 2
+    # passages instead of 6 (1 of a plain-text book, which is one section).
+    plain = {e.chunk_id: e.score for e in _results(library, FusionPolicy(section_decay=1.0))}
+    diverse = _results(library, FusionPolicy())
+    assert {e.chunk_id: e.score for e in diverse} == plain
+    assert diverse[0].score == max(plain.values())
+    kept = select_evidence(diverse, Limits(), 0.5)
+    assert len(kept) == sum(1 for score in plain.values() if score >= 0.5) >= 4
+
+
+class _SetScores(InMemoryLibrary):
+    """A library whose lexical search gives each chunk the score its marker word sets:
+    a0..a9 (one section) 1.00..0.91, b..k (a section each) 0.50..0.41."""
+
+    def search(
+        self, terms: Sequence[str], scope: AccessScope, filters: SearchFilters, limit: int
+    ) -> Sequence[LexicalHit]:
+        hits = super().search(("marker",), scope, filters, limit)
+        marks = {
+            h.chunk_id: _mark(self.passages([h.chunk_id])[h.chunk_id].chunk.text) for h in hits
+        }
+        return [LexicalHit(h.chunk_id, _MARKS[marks[h.chunk_id]]) for h in hits]
+
+
+def _mark(text: str) -> str:
+    return text.split("marker ")[1].split(maxsplit=1)[0]
+
+
+_MARKS = {f"a{i}": 1.0 - i / 100 for i in range(10)} | {
+    s: 0.5 - i / 100 for i, s in enumerate("bcdefghijk")
+}
+
+
+def test_the_confidence_is_taken_before_diversity(tmp_path: Path) -> None:
+    # Found by attack: the confidence (the best absolute evidence among the first ten
+    # hits) was read after diversity. Only a9 holds both query words; diversity moves it
+    # below the tenth place, and every score of the query fell, the first hit's from 1.0
+    # to 0.5.
+    filler = " ".join(f"gamma{i} delta{i}." for i in range(120))
+    parts = ["# Book", "", "## Section a", ""]
+    parts += [f"{'alpha beta' if i == 9 else 'alpha'} marker a{i} {filler}\n" for i in range(10)]
+    parts += [f"## Section {s}\n\nalpha marker {s}\n" for s in "bcdefghijk"]
+    book = tmp_path / "book.md"
+    book.write_text("\n".join(parts))
+    library = _SetScores()
+    files = FileDocuments([MarkdownParser()], max_file_bytes=1 << 20)
+    IngestService(library, FixedClock()).ingest(files.open(book), IngestOptions(), actor=operator())
+    first: dict[float, Evidence] = {}
+    for decay in (1.0, 0.5):
+        search = SearchService(library, library, Limits(), fusion=FusionPolicy(section_decay=decay))
+        try:
+            request = SearchRequest("alpha beta", mode=SearchMode.LEXICAL, limit=10)
+            results = search.search(request, ACTOR).results
+        finally:
+            search.close()
+        first[decay] = results[0]
+        if decay == 0.5:  # diversity did move a9 out of the first ten
+            assert "a9" not in [_mark(e.passage) for e in results]
+    assert first[0.5].chunk_id == first[1.0].chunk_id
+    assert first[0.5].score == first[1.0].score == 1.0

@@ -199,8 +199,10 @@ class SearchService:
             for chunk_id, found in stored.items()
         }
         ranked = diversify(pool, sections, self._fusion.section_decay)[:limit]
+        # The confidence comes from the fused order's best hits, as it did before
+        # diversity: which passages diversity moves in or out must not change it.
         confidence = 0.0
-        for chunk_id, _ in ranked[:_CONFIDENCE_DEPTH]:
+        for chunk_id, _ in pool[: min(limit, _CONFIDENCE_DEPTH)]:
             passage = stored.get(chunk_id)
             if passage is None:
                 continue

@@ -18,9 +18,11 @@ untouched, while ``minimum_evidence_score`` now means the same thing for
 every query and a strong lexical-only hit keeps its score.
 
 ``diversify`` then lets repeats of one section yield to other sections: each
-further hit of a section already ranked above loses a constant factor
-(``section_decay``), so the first results name more distinct sections while a
-section's strong second passage can still stay above a weak other section.
+further hit of a section already ranked above is placed as if it had lost a
+constant factor (``section_decay``), so the first results name more distinct
+sections while a section's strong second passage can still stay above a weak
+other section. It changes the order only: every result keeps its own calibrated
+score, and the confidence is taken before it, from the fused order.
 """
 
 from __future__ import annotations
@@ -105,31 +107,35 @@ def _rrf(lexical: Ranking, dense: Ranking, policy: FusionPolicy) -> dict[str, fl
 def diversify(
     ranked: Sequence[tuple[str, float]], group_of: Mapping[str, Hashable], decay: float
 ) -> list[tuple[str, float]]:
-    """``ranked`` (best first) again, each hit's score multiplied by ``decay`` once for
-    every hit of its group (``group_of``; an id missing there is alone) placed above it.
+    """``ranked`` (best first) in another order: each hit placed as if its score were
+    multiplied by ``decay`` once for every hit of its group (``group_of``; an id missing
+    there is alone) placed above it. Ties keep the original order.
 
-    Greedy: the best adjusted score is placed next, ties by the original order. A
-    group's first hit keeps its score, so no group's first hit ranks lower than
-    before; scores stay in [0, 1] and come out best first.
+    Only the order changes: every hit keeps its own score, so a score still means the
+    evidence of that passage alone (``minimum_evidence_score`` keeps what it kept), and
+    the scores are no longer sorted. A group's first hit is never placed lower than
+    before. Within a group the order is kept, so only each group's next hit competes:
+    O(n log groups).
     """
     if not 0.0 < decay <= 1.0:
         raise InvalidValue("decay is within (0, 1]")
     if decay == 1.0:
         return list(ranked)
-    # (negated adjusted score, original rank, id, group hits placed when it was adjusted)
-    heap = [(-score, rank, doc, 0) for rank, (doc, score) in enumerate(ranked)]
+    queues: dict[Hashable, list[int]] = {}
+    for rank, (doc, _) in enumerate(ranked):
+        queues.setdefault(group_of.get(doc, doc), []).append(rank)
+    # Each group's next hit: (negated adjusted score, its rank, group, hits placed).
+    heap = [(-ranked[ranks[0]][1], ranks[0], group, 0) for group, ranks in queues.items()]
     heapq.heapify(heap)
-    placed: dict[Hashable, int] = {}
     out: list[tuple[str, float]] = []
     while heap:
-        negated, rank, doc, seen = heapq.heappop(heap)
-        group = group_of.get(doc, doc)
-        now = placed.get(group, 0)
-        if now != seen:  # its group gained hits since: lower it and look again
-            heapq.heappush(heap, (negated * decay ** (now - seen), rank, doc, now))
-            continue
-        out.append((doc, -negated))
-        placed[group] = now + 1
+        _, rank, group, placed = heapq.heappop(heap)
+        out.append(ranked[rank])
+        ranks = queues[group]
+        if placed + 1 < len(ranks):
+            following = ranks[placed + 1]
+            adjusted = ranked[following][1] * decay ** (placed + 1)
+            heapq.heappush(heap, (-adjusted, following, group, placed + 1))
     return out
 
 
