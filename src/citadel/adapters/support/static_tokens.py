@@ -37,9 +37,9 @@ MEMO_SIZE = 1 << 16
 """Words whose pieces are memoised (per table, emptied when full)."""
 
 _BLANKS = re.compile(r"[ \t\n\r]+")
+"""Characters the BERT normaliser and pre-tokeniser both take for word breaks."""
 _Pieces = tuple[tuple[int, ...], tuple[int, ...]]
 """A blank-separated chunk's word-piece ids, all and content ones."""
-"""Characters the BERT normaliser and pre-tokeniser both take for word breaks."""
 
 ALIGNMENT_NAMES: tuple[str, ...] = (
     "align_recall_mean",
