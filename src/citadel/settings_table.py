@@ -15,12 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from citadel.adapters.parsers import DEFAULT_MAX_PAGES
-from citadel.adapters.sqlite.hnsw import DEFAULT_MIN_VECTORS
-from citadel.adapters.sqlite.lexical import DEFAULT_MAX_TERM_SHARE, DEFAULT_WEIGHTS
+from citadel.adapters.sqlite.lexical import DEFAULT_MAX_TERM_SHARE
 from citadel.app import answer_cache, circuit
 from citadel.app.ingest.service import DEFAULT_RETAIN_VERSIONS
-from citadel.app.search import DEFAULT_CANDIDATES
-from citadel.domain.fusion import FusionPolicy
 from citadel.domain.limits import Limits
 from citadel.domain.secrets import SecretStr
 from citadel.setting_kinds import (
@@ -34,16 +31,14 @@ from citadel.setting_kinds import (
     Secret,
     Setting,
     Text,
-    Weights,
     ZeroOrOne,
 )
+from citadel.settings_search import SEARCH_SETTINGS
 
 GENERATORS = ("extractive", "openai")
 EMBEDDERS = ("minilm", "minilm-float", "hashing", "none")
 COOKIE_SECURITY = ("auto", "always")
-FUSION_METHODS = ("weighted", "rrf")
 _LIMITS = Limits()
-_FUSION = FusionPolicy()
 _MIB = 1024 * 1024
 
 SETTINGS: tuple[Setting, ...] = (
@@ -230,58 +225,7 @@ SETTINGS: tuple[Setting, ...] = (
         " single-threaded sessions side by side for bulk ingestion",
         shown="`2` (`1` on one core)",
     ),
-    Setting(
-        "CITADEL_FUSION",
-        "fusion.method",
-        Choice(FUSION_METHODS),
-        _FUSION.method,
-        "`weighted` (per-query normalised scores) or `rrf`",
-    ),
-    Setting(
-        "CITADEL_FUSION_LEXICAL_WEIGHT",
-        "fusion.lexical_weight",
-        Number(zero_ok=True),
-        _FUSION.lexical_weight,
-        "weight of the lexical ranking, tuned on SciFact train",
-    ),
-    Setting(
-        "CITADEL_FUSION_DENSE_WEIGHT",
-        "fusion.dense_weight",
-        Number(zero_ok=True),
-        _FUSION.dense_weight,
-        "weight of the dense ranking, tuned on SciFact train",
-    ),
-    Setting(
-        "CITADEL_FUSION_RRF_K",
-        "fusion.rrf_k",
-        Integer(),
-        _FUSION.rrf_k,
-        "the k of reciprocal-rank fusion",
-    ),
-    Setting(
-        "CITADEL_BM25_WEIGHTS",
-        "bm25_weights",
-        Weights(),
-        DEFAULT_WEIGHTS,
-        "BM25 weights of title, headings, body",
-    ),
-    Setting(
-        "CITADEL_SEARCH_CANDIDATES",
-        "search_candidates",
-        Integer(),
-        DEFAULT_CANDIDATES,
-        "hits each method contributes before fusion",
-    ),
-    Setting(
-        "CITADEL_HNSW_MIN_VECTORS",
-        "hnsw_min_vectors",
-        Integer(minimum=0),
-        DEFAULT_MIN_VECTORS,
-        "from this many chunk vectors, dense search goes through an HNSW index kept in"
-        " `<db>.hnsw` (built at the first search: in the background by `serve` and"
-        " `serve-grpc`, which search exactly meanwhile; then updated; `0` = always exact"
-        " numpy; `docs/benchmarks.md`)",
-    ),
+    *SEARCH_SETTINGS,
     Setting(
         "CITADEL_HTTP_RATE_LIMIT",
         "http.rate_per_minute",

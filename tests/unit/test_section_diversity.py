@@ -19,6 +19,7 @@ from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.app.ingest import IngestOptions, IngestService
 from citadel.app.ports.library import LexicalHit
 from citadel.app.search import SearchService
+from citadel.config import Settings
 from citadel.domain.errors import InvalidValue
 from citadel.domain.fusion import FusionPolicy, diversify
 from citadel.domain.limits import Limits
@@ -26,6 +27,7 @@ from citadel.domain.search import Evidence, SearchFilters, SearchMode, SearchReq
 from citadel.domain.selection import select_evidence
 from citadel.domain.source import AccessScope
 from citadel.domain.users import Actor, Role
+from citadel.setting_kinds import ConfigError
 from tests.builders import operator
 
 ACTOR = Actor(user_id="reader", tenant="default", role=Role.READER)
@@ -237,3 +239,11 @@ def test_the_confidence_is_taken_before_diversity(tmp_path: Path) -> None:
             assert "a9" not in [_mark(e.passage) for e in results]
     assert first[0.5].chunk_id == first[1.0].chunk_id
     assert first[0.5].score == first[1.0].score == 1.0
+
+
+def test_an_operator_can_set_the_decay_or_turn_diversity_off() -> None:
+    assert Settings.from_env({}).fusion.section_decay == FusionPolicy().section_decay
+    assert Settings.from_env({"CITADEL_FUSION_SECTION_DECAY": "1"}).fusion.section_decay == 1.0
+    for wrong in ("0", "1.5", "-0.5", "half"):
+        with pytest.raises(ConfigError, match=r"CITADEL_FUSION_SECTION_DECAY|section_decay"):
+            Settings.from_env({"CITADEL_FUSION_SECTION_DECAY": wrong})
