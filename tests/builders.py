@@ -67,6 +67,8 @@ class Passage:
     label: str | None = None
     page_end: int | None = None
     label_end: str | None = None
+    units: str | None = None
+    """What ingest stores as the chunk's quotable units (opaque to the stores)."""
 
 
 def make_chunks(
@@ -94,6 +96,7 @@ def make_chunks(
                 page_label_end=p.label_end if p.label_end is not None else p.label,
                 char_start=offset,
                 char_end=offset + len(p.text),
+                units=p.units,
             )
         )
         offset += len(p.text) + 2

@@ -105,11 +105,25 @@ def _one_fts_index(conn: sqlite3.Connection) -> None:
         conn.execute(f"DROP TABLE {table}")
 
 
-def to_schema_5(path: Path) -> None:
-    """Rewrite the (closed) library at ``path`` into schema 5's layout: one FTS5 index."""
+def to_schema_6(path: Path) -> None:
+    """Rewrite the (closed) library at ``path`` into schema 6's layout: no stored units."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("BEGIN")
+        conn.execute("ALTER TABLE chunks DROP COLUMN units")
+        conn.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+def to_schema_5(path: Path) -> None:
+    """Rewrite the (closed) library at ``path`` into schema 5's layout: one FTS5 index,
+    no stored units."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("BEGIN")
+        conn.execute("ALTER TABLE chunks DROP COLUMN units")
         _one_fts_index(conn)
         conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
         conn.execute("COMMIT")

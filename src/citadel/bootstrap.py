@@ -14,6 +14,7 @@ from citadel.adapters.embedding.hashing import HashingEmbedder
 from citadel.adapters.embedding.minilm import MiniLmEmbedder
 from citadel.adapters.files import FileDocuments
 from citadel.adapters.generators.extractive import ExtractiveGenerator
+from citadel.adapters.generators.extractive.stored import stored_units
 from citadel.adapters.generators.openai import GeneratorConfigError, OpenAICompatibleGenerator
 from citadel.adapters.grpc.tls import (
     Identity,
@@ -174,6 +175,7 @@ def build(
             retain_versions=settings.retain_versions,
             check_url=lambda url: _registered_url(policy, url),
             metrics=metrics,
+            units=stored_units,
         ),
         documents=FileDocuments(default_parsers(settings), max_file_bytes=settings.max_file_bytes),
         reindex=ReindexService(library, chosen_embedder),

@@ -528,6 +528,17 @@ class TestChunkStore:
         assert library.passages([]) == {}
         assert library.passages(["unknown-chunk"]) == {}
 
+    def test_stored_units_come_back_as_committed(self, library: Library) -> None:
+        # Opaque to the store (ingest cuts them, the extractive generator reads them):
+        # kept exactly, NUL escape and all, and None stays None.
+        units = '{"format":"units/1","units":[[0,5,0,"Alpha \\u0000 “quoted”","a","a"]]}'
+        _, _, chunks = commit(
+            library, source(), [Passage("Alpha text.", units=units), Passage("Beta text.")]
+        )
+        assert [c.units for c in library.chunks("acme", "src-a", 1)] == [units, None]
+        found = library.passages([c.chunk_id for c in chunks])
+        assert [found[c.chunk_id].chunk.units for c in chunks] == [units, None]
+
     def test_old_versions_stay_addressable(self, library: Library) -> None:
         _, _, old = commit(library, source(), [Passage("Alpha edition text.")])
         current, _, new = commit(library, source(), [Passage("Bravo edition text.")], version=2)

@@ -64,6 +64,24 @@ def test_a_newer_schema_is_refused(postgres_url: str) -> None:
         Database(postgres_url)
 
 
+def test_a_schema_1_database_gains_the_stored_units_column(postgres_url: str) -> None:
+    Database(postgres_url).close()
+    with psycopg.connect(postgres_url, autocommit=True) as conn:  # as schema 1 made it
+        conn.execute("ALTER TABLE chunks DROP COLUMN units")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    db = Database(postgres_url)
+    try:
+        assert db.schema_version() == SCHEMA_VERSION == 2
+        with db.read() as conn:
+            found = conn.execute(
+                "SELECT count(*) FROM information_schema.columns"
+                " WHERE table_name = 'chunks' AND column_name = 'units'"
+            ).fetchone()
+        assert found == (1,)
+    finally:
+        db.close()
+
+
 def test_library_writes_bump_the_generation_and_record_writes_do_not(postgres_url: str) -> None:
     db = Database(postgres_url)
     other = Database(postgres_url)  # another server on the same database

@@ -55,7 +55,7 @@ def test_a_schema_4_library_is_upgraded_in_place_and_still_answers(tmp_path: Pat
         tenants = conn.execute("SELECT DISTINCT tenant FROM chunks").fetchall()
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    assert version == str(SCHEMA_VERSION) == "6"
+    assert version == str(SCHEMA_VERSION) == "7"
     assert tenants == [("default",)]
     assert "tenant" in columns(db, "source_versions")
 

@@ -265,6 +265,7 @@ class SearchService:
                     score=min(1.0, max(0.0, score)),
                     passage=chunk.text,
                     content_sha256=chunk.sha256,
+                    units=chunk.units,
                 )
             )
         return tuple(results)

@@ -56,6 +56,10 @@ class Chunk:
     char_start: int
     char_end: int
     location: str | None = None
+    units: str | None = field(default=None, compare=False, repr=False)
+    """The text's quotable units, cut at ingest and stored beside it in the form the
+    extractive generator reads (opaque here; None when not cut, and then the generator
+    cuts them itself)."""
 
     def __post_init__(self) -> None:
         if not self.text.strip():

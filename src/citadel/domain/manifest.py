@@ -77,6 +77,9 @@ class PromptEvidence:
     chapter: str
     section: str
     pages: str
+    units: str | None = field(default=None, compare=False, repr=False)
+    """The passage's quotable units as cut at ingest (``Chunk.units``), or None: read by
+    the extractive generator only, never shown to a model."""
 
 
 def canonical_json(value: object) -> str:
@@ -157,6 +160,7 @@ def prompt_evidence(manifest: Manifest) -> tuple[PromptEvidence, ...]:
             chapter=ctx.evidence.chapter,
             section=ctx.evidence.section,
             pages=ctx.evidence.pages,
+            units=ctx.evidence.units,
         )
         for entry, ctx in zip(manifest.entries, manifest.evidence, strict=True)
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from citadel.domain.errors import InvalidValue
 
@@ -107,6 +107,8 @@ class Evidence:
     score: float
     passage: str
     content_sha256: str
+    units: str | None = field(default=None, compare=False, repr=False)
+    """The passage's quotable units as cut at ingest (``Chunk.units``), or None."""
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.score <= 1.0:

@@ -95,9 +95,9 @@ def insert_chunks(
         cursor.executemany(
             "INSERT INTO chunks(rowid, chunk_id, tenant, source_id, version, ordinal, text,"
             " sha256, section_path, chapter, section, page_start, page_end, page_label_start,"
-            " page_label_end, char_start, char_end, location, section_key, embed_key)"
+            " page_label_end, char_start, char_end, location, section_key, embed_key, units)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-            " %s, %s)",
+            " %s, %s, %s)",
             [
                 (
                     rowids[index],
@@ -120,6 +120,7 @@ def insert_chunks(
                     chunk.location,
                     _text(section_key(chunk.section_path)),
                     embed_keys[index] if embed_keys is not None else None,
+                    chunk.units,
                 )
                 for index, chunk in enumerate(chunks)
             ],

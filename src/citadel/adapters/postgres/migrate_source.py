@@ -33,7 +33,7 @@ TABLES: dict[str, list[str]] = {
     "chunks": (
         "rowid chunk_id tenant source_id version ordinal text sha256 section_path chapter"
         " section page_start page_end page_label_start page_label_end char_start char_end"
-        " location section_key embed_key"
+        " location section_key embed_key units"
     ).split(),
     "embeddings": ["key", "model", "vector"],
     "users": "name tenant role user_groups status created_at token_sha256".split(),

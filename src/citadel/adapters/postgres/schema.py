@@ -1,15 +1,15 @@
 """The PostgreSQL schema, applied idempotently on open under an advisory lock.
 
 One ``schema_version`` row in ``meta`` names the schema a database has; ``MIGRATIONS``
-holds the statements that take a database from one version to the next (none yet:
-version 1 is the first). The library's tables are here; the record tables (users,
+holds the statements that take a database from one version to the next (2 adds
+``chunks.units``). The library's tables are here; the record tables (users,
 sessions, audit) are in ``schema_records.py``. ``meta`` also holds the generation, a
 number every library write bumps in its own transaction (``database.py``).
 """
 
 from collections.abc import Mapping, Sequence
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Every statement is idempotent: a new server on an existing database runs them all.
 BASE_DDL: tuple[str, ...] = (
@@ -86,6 +86,7 @@ LIBRARY_DDL: tuple[str, ...] = (
     location         TEXT,
     section_key      TEXT NOT NULL,
     embed_key        TEXT,
+    units            TEXT,
     FOREIGN KEY (tenant, source_id, version)
         REFERENCES source_versions(tenant, source_id, version)
 )""",
@@ -112,4 +113,7 @@ LIBRARY_DDL: tuple[str, ...] = (
 )
 
 # version -> the statements that upgrade a database of version - 1 to it.
-MIGRATIONS: Mapping[int, Sequence[str]] = {}
+MIGRATIONS: Mapping[int, Sequence[str]] = {
+    # 2: each chunk's quotable units, cut at ingest (NULL for the chunks stored before).
+    2: ("ALTER TABLE chunks ADD COLUMN IF NOT EXISTS units TEXT",),
+}

@@ -72,8 +72,8 @@ def insert_chunks(
         cursor = conn.execute(
             "INSERT INTO chunks(chunk_id, tenant, source_id, version, ordinal, text, sha256,"
             " section_path, chapter, section, page_start, page_end, page_label_start,"
-            " page_label_end, char_start, char_end, location, section_key, embed_key)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " page_label_end, char_start, char_end, location, section_key, embed_key, units)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 chunk.chunk_id,
                 source.tenant,
@@ -94,6 +94,7 @@ def insert_chunks(
                 chunk.location,
                 section_key(chunk.section_path),
                 embed_keys[index] if embed_keys is not None else None,
+                chunk.units,
             ),
         )
         conn.execute(

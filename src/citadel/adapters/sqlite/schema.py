@@ -4,13 +4,14 @@
 A source id names a source within its tenant: sources are keyed by
 ``(tenant, source_id)``, and their versions and chunks carry the tenant too.
 Chunk ids stay unique across the file (the tenant is part of their key). Schema 6
-indexes each tenant's chunks in an FTS5 table of its own (``fts_table``).
+indexes each tenant's chunks in an FTS5 table of its own (``fts_table``); schema 7
+stores each chunk's quotable units beside its text (``Chunk.units``).
 """
 
 import hashlib
 import sqlite3
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # The tables a source id keys, with ``{name}`` for the table's name: the upgrade
 # (``upgrade.py``) builds them under new names, copies the rows and renames them.
@@ -71,6 +72,7 @@ CREATE TABLE IF NOT EXISTS {name} (
     location         TEXT,
     section_key      TEXT NOT NULL,         -- section path joined by U+001F, for prefix filters
     embed_key        TEXT,                  -- sha256 of the embedded text, or NULL
+    units            TEXT,                  -- quotable units cut at ingest (JSON), or NULL
     FOREIGN KEY (tenant, source_id, version)
         REFERENCES source_versions(tenant, source_id, version)
 );

@@ -8,7 +8,9 @@ kept as stored: chunk ids (the audit log names them), chunk rowids (the FTS5
 index and the HNSW index name them), revisions and tombstones. Schema 5 → 6
 splits the one FTS5 index into one table per tenant (``schema.fts_table``), so
 BM25's statistics are each tenant's own; the entries move as they are, rowids
-included, in the same transaction.
+included, in the same transaction. Schema 6 → 7 adds ``chunks.units``, the quotable
+units ingest cuts (NULL for the chunks stored before: the extractive generator cuts
+those itself on the answer path, as every version before did).
 """
 
 from __future__ import annotations
@@ -48,12 +50,12 @@ def stored_version(conn: sqlite3.Connection) -> int | None:
 
 
 def upgrade(conn: sqlite3.Connection) -> None:
-    """Bring a schema 3, 4 or 5 file to ``SCHEMA_VERSION``; anything else is left alone.
+    """Bring a schema 3, 4, 5 or 6 file to ``SCHEMA_VERSION``; anything else is left alone.
 
     Safe against another process opening the same file at once: the version is read
     again under the write lock, so only one of them upgrades.
     """
-    if stored_version(conn) not in {3, 4, 5}:
+    if stored_version(conn) not in {3, 4, 5, 6}:
         return
     conn.commit()
     # Foreign keys cannot be switched inside a transaction; off, the old tables can be
@@ -71,6 +73,9 @@ def upgrade(conn: sqlite3.Connection) -> None:
                 found = 5
             if found == 5:
                 _fts_per_tenant(conn)
+                found = 6
+            if found == 6:
+                _stored_units(conn)
                 conn.execute(
                     "UPDATE meta SET value = ? WHERE key = 'schema_version'",
                     (str(SCHEMA_VERSION),),
@@ -138,6 +143,13 @@ def _fts_per_tenant(conn: sqlite3.Connection) -> None:
     if moved != before:
         raise UpgradeFailed(f"{before} index entries, {moved} of them moved to their tenant")
     conn.execute("DROP TABLE chunks_fts")
+
+
+def _stored_units(conn: sqlite3.Connection) -> None:
+    """Schema 6 → 7: the ``units`` column (a file rebuilt by 4 → 5 has it already)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(chunks)")}
+    if "units" not in columns:
+        conn.execute("ALTER TABLE chunks ADD COLUMN units TEXT")
 
 
 def _counts(conn: sqlite3.Connection) -> tuple[int, ...]:

@@ -44,6 +44,7 @@ CHUNK_COLUMNS = ", ".join(
         "char_start",
         "char_end",
         "location",
+        "units",
     )
 )
 
@@ -67,9 +68,25 @@ def source_from_row(row: Sequence[object]) -> Source:
 
 
 def chunk_from_row(row: Sequence[object]) -> Chunk:
-    (cid, sid, version, ordinal, text, sha, path, chapter, section, ps, pe, ls, le, cs, ce, loc) = (
-        row
-    )
+    (
+        cid,
+        sid,
+        version,
+        ordinal,
+        text,
+        sha,
+        path,
+        chapter,
+        section,
+        ps,
+        pe,
+        ls,
+        le,
+        cs,
+        ce,
+        loc,
+        units,
+    ) = row
     return Chunk(
         chunk_id=str(cid),
         source_id=str(sid),
@@ -87,6 +104,7 @@ def chunk_from_row(row: Sequence[object]) -> Chunk:
         char_start=int(str(cs)),
         char_end=int(str(ce)),
         location=str(loc) if loc is not None else None,
+        units=str(units) if units is not None else None,
     )
 
 

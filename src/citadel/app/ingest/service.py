@@ -67,6 +67,9 @@ class IngestService:
     embedded under another model, or before there was an embedder): else
     dense search would stay blind to them however often the file is ingested.
     Reading files is not done here: a ``DocumentReader`` hands documents over.
+    ``units``, when given, cuts each new chunk's text into the quotable units stored
+    beside it (``Chunk.units``: the extractive generator's, so it need not cut them
+    on every answer).
     """
 
     def __init__(
@@ -80,11 +83,12 @@ class IngestService:
         retain_versions: int = DEFAULT_RETAIN_VERSIONS,
         check_url: Callable[[str], str] | None = None,
         metrics: OperationMetrics | None = None,
+        units: Callable[[str], str] | None = None,
     ) -> None:
         self._metrics = metrics
         self._embedding = ChunkEmbedding(embedder, vectors)
         self._registry = registry
-        self._planner = VersionPlanner(registry, clock, chunking)
+        self._planner = VersionPlanner(registry, clock, chunking, units)
         self._retain_versions = retain_versions
         self._check_url = check_url
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import PurePath
 
@@ -64,11 +65,16 @@ class VersionPlanner:
     the metadata of an unchanged source (its new origin, an explicit ACL)."""
 
     def __init__(
-        self, registry: SourceRegistry, clock: Clock, chunking: ChunkingPolicy | None = None
+        self,
+        registry: SourceRegistry,
+        clock: Clock,
+        chunking: ChunkingPolicy | None = None,
+        units: Callable[[str], str] | None = None,
     ) -> None:
         self._registry = registry
         self._clock = clock
         self._chunking = chunking or ChunkingPolicy()
+        self._units = units
 
     def plan(
         self,
@@ -124,6 +130,9 @@ class VersionPlanner:
         )
         if not chunks:
             raise IngestError(shown, "no_text", "no body text could be extracted")
+        if self._units is not None:
+            cut = self._units
+            chunks = tuple(replace(chunk, units=cut(chunk.text)) for chunk in chunks)
         if options.acl_groups is not None:
             acl = options.acl_groups
         else:

@@ -26,6 +26,7 @@ import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import NamedTuple
 
 import numpy as np
@@ -115,9 +116,8 @@ def choose(
     if not candidates:
         return []
     wanted = unit_terms(question)
-    df: Counter[str] = Counter()
-    for candidate in candidates:
-        df.update(candidate.unit.terms & wanted)
+    # One count over all units (a Counter.update per unit costs more than the counting).
+    df = Counter(chain.from_iterable(candidate.unit.terms & wanted for candidate in candidates))
     idf = {t: math.log(1 + len(candidates) / df[t]) for t in df}
     # fsum: correctly rounded whatever the order, and a set's order follows the
     # process's string-hash seed, so a plain sum could rank two units differently

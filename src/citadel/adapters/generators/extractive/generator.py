@@ -5,7 +5,8 @@ quotable units — whole sentences, code lines and short code blocks, never a
 fragment a chunk boundary cut (:mod:`.units`) — scores them against the question
 by meaning (the packaged embedder, when it is given one) and by words, and quotes
 the units of the passage that answers best, adding another passage only when it
-answers nearly as well (:mod:`.choice`). Every segment's text is its passage's own
+answers nearly as well (:mod:`.choice`). The units ingest cut and stored beside
+a chunk are read rather than cut again (:mod:`.stored`). Every segment's text is its passage's own
 text (whitespace runs aside; code keeps its line breaks), and cites that passage.
 Its output is an ordinary candidate: it passes through the same validation as any
 model's.
@@ -18,6 +19,7 @@ import functools
 import json
 
 from citadel.adapters.generators.extractive.choice import VectorCache, Weights, choose
+from citadel.adapters.generators.extractive.stored import read_units
 from citadel.adapters.generators.extractive.units import Unit, quotable_units
 from citadel.app.ports.inference import Embedder
 from citadel.domain.answer import Candidate, GenerationRequest
@@ -58,7 +60,7 @@ class ExtractiveGenerator:
         )
 
     def segments(self, request: GenerationRequest) -> list[dict[str, object]]:
-        passages = [_units(e.passage) for e in request.evidence]
+        passages = [_passage_units(e.passage, e.units) for e in request.evidence]
         headings = [e.section or e.chapter or e.title for e in request.evidence]
         chosen = choose(
             request.question, passages, headings, self._vectors, self._shown, self._weights
@@ -78,6 +80,12 @@ class ExtractiveGenerator:
         # The validator's own display check, so the one definition of markup decides:
         # a unit it would refuse (``<NA>``, a URL, too long) is never quoted.
         return check_display_text(text, self._limits) is None
+
+
+def _passage_units(passage: str, stored: str | None) -> tuple[Unit, ...]:
+    """The units ingest stored for the passage when they are its own, else cut now."""
+    units = read_units(stored, passage)
+    return units if units is not None else _units(passage)
 
 
 @functools.lru_cache(maxsize=2048)

@@ -1,0 +1,50 @@
+"""Ingest stores each chunk's quotable units beside its text; a library stored before
+(schema 6) opens without them and answers the same, the generator cutting them itself."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from citadel.adapters.generators.extractive.stored import read_units
+from citadel.adapters.generators.extractive.units import quotable_units
+from citadel.adapters.sqlite.schema import SCHEMA_VERSION
+from citadel.config import Settings
+from tests.integration.test_citation_links import ask, ingest
+from tests.old_schema import to_schema_6
+
+
+def stored(db: Path) -> list[tuple[str, str | None]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT text, units FROM chunks ORDER BY rowid").fetchall()
+
+
+def segments(answer: dict[str, object]) -> list[str]:
+    shown = answer["answer"]
+    assert isinstance(shown, dict), answer["degraded"]
+    return [str(s["text"]) for s in shown["segments"]]
+
+
+def test_ingest_stores_the_units_cutting_gives(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert ingest(home, tmp_path / "note.md").exit_code == 0
+    rows = stored(Settings(home=home).db_path)
+    assert rows
+    for text, units in rows:
+        assert read_units(units, text) == tuple(quotable_units(text))
+
+
+def test_a_schema_6_library_answers_the_same_without_stored_units(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert ingest(home, tmp_path / "note.md", "--source-id", "guide").exit_code == 0
+    before = segments(ask(home))
+    assert before
+    db = Settings(home=home).db_path
+    to_schema_6(db)
+
+    after = ask(home)  # the first open upgrades the file
+    assert segments(after) == before
+    with sqlite3.connect(db) as conn:
+        (version,) = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    assert version == str(SCHEMA_VERSION) == "7"
+    assert {units for _, units in stored(db)} == {None}

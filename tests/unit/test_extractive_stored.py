@@ -1,0 +1,122 @@
+"""Units cut at ingest and stored: read back exactly as cutting gives them, used by the
+generator, and never used when they are not the passage's own or not of this form."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from citadel.adapters.embedding.hashing import HashingEmbedder
+from citadel.adapters.generators.extractive import ExtractiveGenerator
+from citadel.adapters.generators.extractive.stored import FORMAT, read_units, stored_units
+from citadel.adapters.generators.extractive.units import quotable_units
+from citadel.domain.answer import GenerationRequest
+from citadel.domain.manifest import PromptEvidence
+from tests.unit.test_extractive_generator import passages
+
+PASSAGE = (
+    "Missing values are marked NA in the R language. The function is.na(x) gives a logical"
+    " vector of the same size as its argument. Arithmetic on NA gives NA in turn.\n\n"
+    "> is.na(z)\n"
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(passage=st.one_of(passages(), st.text(max_size=300)))
+def test_stored_units_read_back_as_cutting_gives_them(passage: str) -> None:
+    cut = tuple(quotable_units(passage))
+    read = read_units(stored_units(passage), passage)
+    assert read == cut
+    # Field by field, the terms included (a Unit compares them too, but say it).
+    assert read is not None and [u.terms for u in read] == [u.terms for u in cut]
+
+
+def request(
+    passage: str, units: str | None, question: str = "How are missing values tested for?"
+) -> GenerationRequest:
+    evidence = PromptEvidence(
+        ref="E1", passage=passage, title="R", author="", chapter="", section="", pages="",
+        units=units,
+    )  # fmt: skip
+    return GenerationRequest(question=question, evidence=(evidence,), max_output_tokens=512)
+
+
+@pytest.mark.parametrize("embedder", [None, HashingEmbedder()], ids=["words", "hashing"])
+def test_the_generator_answers_the_same_from_stored_units(embedder: HashingEmbedder | None) -> None:
+    generator = ExtractiveGenerator(embedder=embedder)
+    cut = asyncio.run(generator.generate(request(PASSAGE, None)))
+    stored = asyncio.run(generator.generate(request(PASSAGE, stored_units(PASSAGE))))
+    assert stored.payload == cut.payload and cut.payload["segments"]  # type: ignore[index]
+
+
+def test_the_generator_reads_the_stored_units_rather_than_cutting() -> None:
+    # A stored form of the passage holding only its last sentence: only it is quoted,
+    # though cutting would find the one that answers (the first).
+    question = "How are missing values marked, and what does arithmetic on them give?"
+    cut = ExtractiveGenerator().segments(request(PASSAGE, None, question))
+    assert cut[0]["text"] == next(u.text for u in quotable_units(PASSAGE))
+    form = json.loads(stored_units(PASSAGE))
+    keep = [i for i, text in enumerate(form["text"]) if text.startswith("Arithmetic")]
+    for name in ("start", "end", "text", "code", "terms", "wording"):
+        form[name] = [form[name][i] for i in keep]
+    segments = ExtractiveGenerator().segments(request(PASSAGE, json.dumps(form), question))
+    assert [s["text"] for s in segments] == form["text"]
+    assert form["text"][0] not in [s["text"] for s in cut]
+
+
+def altered(change: object) -> str:
+    form = json.loads(stored_units(PASSAGE))
+    change(form)  # type: ignore[operator]
+    return json.dumps(form)
+
+
+def unit_field(name: str, value: object) -> object:
+    def change(form: dict[str, list[object]]) -> None:
+        form[name][0] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        None,
+        "",
+        "not json",
+        "[]",
+        '"units/1"',
+        "{}",
+        altered(lambda f: f.update(format="units/0")),
+        altered(lambda f: f.pop("sha256")),
+        altered(lambda f: f.update(start=3)),
+        altered(lambda f: f.pop("wording")),
+        altered(lambda f: f["terms"].pop()),  # a column shorter than the others
+        altered(unit_field("start", "0")),
+        altered(unit_field("start", True)),
+        altered(unit_field("start", 0.0)),
+        altered(unit_field("start", -1)),
+        altered(unit_field("end", len(PASSAGE) + 1)),
+        altered(unit_field("end", 0)),  # not after its start
+        altered(unit_field("code", 0)),
+        altered(unit_field("text", None)),
+        altered(unit_field("terms", ["na"])),
+        altered(unit_field("wording", 7)),
+    ],
+)
+def test_a_stored_form_that_is_not_of_this_shape_is_not_read(stored: str | None) -> None:
+    assert read_units(stored, PASSAGE) is None
+
+
+def test_units_cut_from_another_text_are_not_read() -> None:
+    # The passage as PostgreSQL stores a NUL (U+FFFD), or a later edit: one character.
+    other = PASSAGE.replace("the R language", "the S language")
+    assert read_units(stored_units(other), PASSAGE) is None
+    assert read_units(stored_units(PASSAGE), PASSAGE) is not None
+
+
+def test_the_form_names_its_format() -> None:
+    assert json.loads(stored_units(PASSAGE))["format"] == FORMAT
