@@ -45,6 +45,7 @@ class Delayed:
     """The extractive generator, after a pause: time for the search to be seen first."""
 
     name = "extractive"
+    quotes = True
 
     def __init__(self, delay_s: float) -> None:
         self._inner = ExtractiveGenerator(Limits())
@@ -61,6 +62,7 @@ class Broken:
     name = "broken"
     model = "none"
     prompt_version = "0"
+    quotes = False
 
     async def generate(self, request: GenerationRequest) -> Candidate:
         raise AppError("provider down")

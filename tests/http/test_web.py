@@ -369,6 +369,7 @@ class BrokenGenerator:
     name = "broken"
     model = "none"
     prompt_version = "0"
+    quotes = False
 
     async def generate(self, request: GenerationRequest) -> object:
         raise AppError("provider down")

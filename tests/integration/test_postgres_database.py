@@ -13,8 +13,11 @@ from citadel.adapters.postgres.database import (
     SchemaMismatch,
     redacted,
 )
+from citadel.adapters.postgres.library import PostgresLibrary
 from citadel.adapters.postgres.schema import SCHEMA_VERSION
 from tests import postgres
+from tests.builders import Passage, commit
+from tests.contract.test_storage_contract import source
 
 
 def test_each_test_gets_an_empty_database_of_its_own(postgres_url: str) -> None:
@@ -65,21 +68,26 @@ def test_a_newer_schema_is_refused(postgres_url: str) -> None:
 
 
 def test_a_schema_1_database_gains_the_stored_units_column(postgres_url: str) -> None:
-    Database(postgres_url).close()
+    library = PostgresLibrary(postgres_url)
+    try:
+        _, _, chunks = commit(library, source(), [Passage("Alpha."), Passage("Beta.")])
+    finally:
+        library.close()
     with psycopg.connect(postgres_url, autocommit=True) as conn:  # as schema 1 made it
         conn.execute("ALTER TABLE chunks DROP COLUMN units")
         conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
-    db = Database(postgres_url)
+    library = PostgresLibrary(postgres_url)
     try:
-        assert db.schema_version() == SCHEMA_VERSION == 2
-        with db.read() as conn:
-            found = conn.execute(
-                "SELECT count(*) FROM information_schema.columns"
-                " WHERE table_name = 'chunks' AND column_name = 'units'"
-            ).fetchone()
-        assert found == (1,)
+        found = library.passages([c.chunk_id for c in chunks])
+        assert [found[c.chunk_id].chunk for c in chunks] == chunks  # every row kept
+        assert [found[c.chunk_id].chunk.units for c in chunks] == [None, None]
+        with psycopg.connect(postgres_url) as conn:
+            (version,) = conn.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'"
+            ).fetchone() or ("",)
+        assert version == str(SCHEMA_VERSION) == "2"
     finally:
-        db.close()
+        library.close()
 
 
 def test_library_writes_bump_the_generation_and_record_writes_do_not(postgres_url: str) -> None:

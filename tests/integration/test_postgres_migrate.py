@@ -102,6 +102,11 @@ def test_migrate_copies_everything_and_postgresql_answers_the_same(
         assert rows["source_locations"] == len(former) >= 1
         assert [tuple(r) for r in pg.execute(query).fetchall()] == former
         assert any(str(home / "note.md") in location for *_, location in former)
+        # Each chunk's stored units, as ingest cut them (the extractive generator's).
+        units = "SELECT chunk_id, units FROM chunks ORDER BY chunk_id"
+        stored = lite.execute(units).fetchall()
+        assert stored and all(form is not None for _, form in stored)
+        assert [tuple(r) for r in pg.execute(units).fetchall()] == stored
     verified = [ok(cli(d, home, "audit", "verify", "--json")) for d in (str(db), postgres_url)]
     assert verified[0] == verified[1] == {"records": 2, "intact": True, "problems": []}
     # The copy goes on as a library of its own: a new answer extends the copied chain.

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -48,3 +49,21 @@ def test_a_schema_6_library_answers_the_same_without_stored_units(tmp_path: Path
         (version,) = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     assert version == str(SCHEMA_VERSION) == "7"
     assert {units for _, units in stored(db)} == {None}
+
+
+def test_units_edited_in_the_library_file_are_never_quoted(tmp_path: Path) -> None:
+    # A row's units rewritten by hand, its passage and sha256 untouched: the words the
+    # edit put in never reach the reader; the generator cuts the passage itself.
+    home = tmp_path / "home"
+    assert ingest(home, tmp_path / "note.md").exit_code == 0
+    before = segments(ask(home))
+    db = Settings(home=home).db_path
+    with sqlite3.connect(db) as conn:
+        for rowid, units in conn.execute("SELECT rowid, units FROM chunks").fetchall():
+            form = json.loads(units)
+            edited = [text.replace("restart", "never restart") for text in form["text"]]
+            assert edited != form["text"], "the edit must change what the units say"
+            form["text"] = edited
+            conn.execute("UPDATE chunks SET units = ? WHERE rowid = ?", (json.dumps(form), rowid))
+    after = segments(ask(home))
+    assert after == before and not any("never" in text for text in after)

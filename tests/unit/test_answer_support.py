@@ -156,6 +156,46 @@ def test_refuse_shows_an_answer_its_passages_support() -> None:
     assert labels(ask(svc)) == ["verbatim"]
 
 
+PARAPHRASE = "Clients retry within a budget."
+
+
+def quote_and_paraphrase(request: GenerationRequest) -> object:
+    """A quotation of E1 and a sentence the checker finds supported but not quoted."""
+    first = request.evidence[0]
+    return {
+        "segments": [
+            {"text": first.passage, "evidence_ids": [first.ref]},
+            {"text": PARAPHRASE, "evidence_ids": [first.ref]},
+        ]
+    }
+
+
+def test_a_quoting_generator_shows_only_what_it_quoted_whatever_the_policy() -> None:
+    # The extractive generator's segments are quotations by construction: one that is
+    # not (a stored unit edited by hand, a cutting bug) is dropped even under "label",
+    # never shown as the book's words. A model's paraphrase is shown, labelled.
+    for policy in SupportPolicy:
+        generator = ScriptedGenerator([quote_and_paraphrase] * 2, quotes=True)
+        result = ask(build(generator, policy)[0])
+        if policy is SupportPolicy.REFUSE:
+            assert result.degraded is not None, policy
+            assert result.degraded.reason is DegradedReason.UNSUPPORTED
+            assert "no cited passage quotes segment(s) 2" in result.degraded.detail
+        else:
+            assert labels(result) == ["verbatim"], policy
+            assert result.answer is not None and result.answer.limited
+    model = ScriptedGenerator([quote_and_paraphrase])
+    assert labels(ask(build(model, SupportPolicy.LABEL)[0])) == ["verbatim", "supported"]
+
+
+def test_a_quoting_generator_with_nothing_quoted_degrades_to_search_results() -> None:
+    generator = ScriptedGenerator([invent_only], quotes=True)
+    result = ask(build(generator, SupportPolicy.LABEL)[0])
+    assert result.answer is None and result.degraded is not None
+    assert result.degraded.reason is DegradedReason.UNSUPPORTED
+    assert "quotes segment(s) 1" in result.degraded.detail and result.search.results
+
+
 def test_a_cached_answer_keeps_its_labels_and_a_new_policy_is_a_new_answer() -> None:
     lib = library()
     cache = AnswerCache(16, 60)

@@ -45,6 +45,15 @@ class SupportVerdict:
             if strongest([s.label for s in found]) is SupportLabel.UNSUPPORTED
         )
 
+    @property
+    def unquoted(self) -> tuple[int, ...]:
+        """Indexes of segments that quote none of the passages they cite."""
+        return tuple(
+            i
+            for i, found in enumerate(self.supports)
+            if strongest([s.label for s in found]) is not SupportLabel.VERBATIM
+        )
+
 
 class SupportStep:
     """The checker and the policy, shared by every answer of one service."""
@@ -89,16 +98,22 @@ class SupportStep:
         self._metrics.stage("support", time.perf_counter() - started)
         return SupportVerdict(segments, tuple(supports))
 
-    def decide(self, verdict: SupportVerdict) -> Checked | Degraded:
-        """The policy: label everything, drop what is unsupported, or refuse the answer."""
-        unsupported = verdict.unsupported
-        if not unsupported or self._policy is SupportPolicy.LABEL:
+    def decide(self, verdict: SupportVerdict, *, quotes: bool = False) -> Checked | Degraded:
+        """The policy: label everything, drop what is unsupported, or refuse the answer.
+
+        With ``quotes`` (the generator quotes by construction: ``AnswerGenerator.quotes``)
+        a segment that is not ``verbatim`` counts as unsupported, and is dropped even
+        under ``label``: from such a generator it is a defect (a stored unit edited, a
+        cutting bug), and a reader must never see it as the book's words."""
+        unsupported = verdict.unquoted if quotes else verdict.unsupported
+        if not unsupported or (self._policy is SupportPolicy.LABEL and not quotes):
             return Checked(verdict.segments, verdict.supports)
         if self._policy is SupportPolicy.REFUSE or len(unsupported) == len(verdict.segments):
             which = ", ".join(str(i + 1) for i in unsupported)
+            found = "quotes" if quotes else "supports"
             return Degraded(
                 DegradedReason.UNSUPPORTED,
-                f"no cited passage supports segment(s) {which}"
+                f"no cited passage {found} segment(s) {which}"
                 f" (support policy {self._policy.value}); showing search results",
             )
         keep = [i for i in range(len(verdict.segments)) if i not in unsupported]

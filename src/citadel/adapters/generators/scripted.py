@@ -30,7 +30,9 @@ class ScriptedGenerator:
     model = "scripted"
     prompt_version = "scripted/1"
 
-    def __init__(self, steps: Sequence[Step | Script] = ()) -> None:
+    def __init__(self, steps: Sequence[Step | Script] = (), *, quotes: bool = False) -> None:
+        self.quotes = quotes
+        """Whether it plays a generator that quotes by construction (``AnswerGenerator``)."""
         self._steps = list(steps)
         self.calls = 0
         self.requests: list[GenerationRequest] = []

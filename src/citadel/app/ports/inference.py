@@ -43,6 +43,13 @@ class AnswerGenerator(Protocol):
     @property
     def prompt_version(self) -> str: ...
 
+    @property
+    def quotes(self) -> bool:
+        """Whether every segment it writes is its cited passage's own text (the built-in
+        extractive generator). The support step then keeps only ``verbatim`` segments:
+        from such a generator, any other is a defect, never an answer."""
+        ...
+
     async def generate(self, request: GenerationRequest) -> Candidate:
         """Return a candidate (any JSON value) or raise; the caller validates and degrades."""
         ...

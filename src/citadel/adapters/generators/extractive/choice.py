@@ -124,9 +124,10 @@ def choose(
     # after a restart (seen: 1 request in 1,000).
     total = math.fsum(idf.values())
     weight = idf.__getitem__
+    weighted = frozenset(idf)  # a set, not the dict's keys: "&" with those builds one each time
 
     def coverage(found: frozenset[str]) -> float:
-        return math.fsum(map(weight, found & idf.keys())) / total if total else 0.0
+        return math.fsum(map(weight, found & weighted)) / total if total else 0.0
 
     lexical = [coverage(c.unit.terms) for c in candidates]
     heading_score = [coverage(unit_terms(h)) for h in headings]

@@ -36,7 +36,10 @@ class ExtractiveGenerator:
     2: a sentence with HTML markup as the tokenizer reads it (``<Thread(worker 1, ...)>``,
     ``i<n``) is no longer quoted.
     3: whole sentences, code lines and short code blocks, chosen by the embedder and
-    by words; the best passage first, weakly related ones left out."""
+    by words; the best passage first, weakly related ones left out.
+    (A change to what :mod:`.units` cuts also bumps ``stored.FORMAT``: a test pins both.)"""
+    quotes = True
+    """Every segment is a unit's text, its passage's own: never anything but ``verbatim``."""
 
     def __init__(
         self,

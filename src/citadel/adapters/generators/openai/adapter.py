@@ -55,6 +55,7 @@ class OpenAICompatibleGenerator:
     """Candidates from a chat-completions endpoint, every call inside ``deadline_s``."""
 
     name = "openai"
+    quotes = False
 
     def __init__(
         self,
