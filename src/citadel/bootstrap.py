@@ -178,7 +178,7 @@ def build(
             units=stored_units,
         ),
         documents=FileDocuments(default_parsers(settings), max_file_bytes=settings.max_file_bytes),
-        reindex=ReindexService(library, chosen_embedder),
+        reindex=ReindexService(library, chosen_embedder, units=(library, stored_units)),
         library=LibraryService(library, library, originals),
         users=UserService(users, clock),
         search=search,

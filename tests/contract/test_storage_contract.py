@@ -19,7 +19,7 @@ from citadel.adapters.memory import InMemoryLibrary
 from citadel.adapters.postgres.library import PostgresLibrary
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.app.errors import VersionConflict
-from citadel.app.ports import ChunkStore, LexicalHit, LexicalIndex, SourceRegistry
+from citadel.app.ports import ChunkStore, LexicalHit, LexicalIndex, SourceRegistry, UnitStore
 from citadel.domain.document import Chunk
 from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope, Source
@@ -27,7 +27,7 @@ from tests.builders import Passage, commit
 from tests.old_schema import to_schema_4
 
 
-class Library(SourceRegistry, ChunkStore, LexicalIndex, Protocol):
+class Library(SourceRegistry, ChunkStore, UnitStore, LexicalIndex, Protocol):
     """What both adapters are: all three storage ports in one object."""
 
 
@@ -538,6 +538,22 @@ class TestChunkStore:
         assert [c.units for c in library.chunks("acme", "src-a", 1)] == [units, None]
         found = library.passages([c.chunk_id for c in chunks])
         assert [found[c.chunk_id].chunk.units for c in chunks] == [units, None]
+
+    def test_units_are_filled_in_only_where_none_are_stored(self, library: Library) -> None:
+        _, _, first = commit(
+            library, source(), [Passage("Alpha text.", units="kept"), Passage("Beta text.")]
+        )
+        _, _, second = commit(library, source(), [Passage("Gamma text.")], version=2)
+        missing = library.chunks_without_units(10)
+        assert missing == [(first[1].chunk_id, "Beta text."), (second[0].chunk_id, "Gamma text.")]
+        assert library.chunks_without_units(1) == missing[:1]
+        took = library.store_units(
+            {first[0].chunk_id: "not over what is stored", first[1].chunk_id: "beta", "gone": "x"}
+        )
+        assert took == 1
+        assert [c.units for c in library.chunks("acme", "src-a", 1)] == ["kept", "beta"]
+        assert library.chunks_without_units(10) == [(second[0].chunk_id, "Gamma text.")]
+        assert library.store_units({}) == 0
 
     def test_old_versions_stay_addressable(self, library: Library) -> None:
         _, _, old = commit(library, source(), [Passage("Alpha edition text.")])

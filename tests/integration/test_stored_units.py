@@ -11,7 +11,7 @@ from citadel.adapters.generators.extractive.stored import read_units
 from citadel.adapters.generators.extractive.units import quotable_units
 from citadel.adapters.sqlite.schema import SCHEMA_VERSION
 from citadel.config import Settings
-from tests.integration.test_citation_links import ask, ingest
+from tests.integration.test_citation_links import ask, cli, ingest
 from tests.old_schema import to_schema_6
 
 
@@ -67,3 +67,22 @@ def test_units_edited_in_the_library_file_are_never_quoted(tmp_path: Path) -> No
             conn.execute("UPDATE chunks SET units = ? WHERE rowid = ?", (json.dumps(form), rowid))
     after = segments(ask(home))
     assert after == before and not any("never" in text for text in after)
+
+
+def test_reindex_stores_the_units_of_a_library_stored_without(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert ingest(home, tmp_path / "note.md").exit_code == 0
+    before = segments(ask(home))
+    db = Settings(home=home).db_path
+    to_schema_6(db)
+    ask(home)  # upgraded: no units
+    assert {units for _, units in stored(db)} == {None}
+
+    report = json.loads(cli("reindex", "--home", str(home), "--json").stdout)
+    rows = stored(db)
+    assert report["units_stored"] == len(rows) > 0
+    for text, units in rows:
+        assert read_units(units, text) == tuple(quotable_units(text))
+    assert segments(ask(home)) == before
+    again = json.loads(cli("reindex", "--home", str(home), "--json").stdout)
+    assert again["units_stored"] == 0

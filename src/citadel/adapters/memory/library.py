@@ -231,6 +231,21 @@ class InMemoryLibrary:
                 out[chunk_id] = StoredPassage(chunk, self._source_of(chunk))
         return out
 
+    def chunks_without_units(self, limit: int) -> Sequence[tuple[str, str]]:
+        with self._lock:
+            missing = [c for c in self._chunks.values() if c.units is None]
+        return [(c.chunk_id, c.text) for c in missing[:limit]]
+
+    def store_units(self, units: Mapping[str, str]) -> int:
+        stored = 0
+        with self._lock:
+            for chunk_id, form in units.items():
+                chunk = self._chunks.get(chunk_id)
+                if chunk is not None and chunk.units is None:
+                    self._chunks[chunk_id] = replace(chunk, units=form)
+                    stored += 1
+        return stored
+
     def _source_of(self, chunk: Chunk) -> Source:
         return self._sources[self._owners[chunk.chunk_id]]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from citadel.adapters.postgres.database import Connection, Database
 from citadel.adapters.storage.access import access_text
@@ -66,6 +66,28 @@ class PostgresChunks:
             chunk = chunk_from_row(row[:width])
             out[chunk.chunk_id] = StoredPassage(chunk=chunk, source=source_from_row(row[width:]))
         return out
+
+    def chunks_without_units(self, limit: int) -> Sequence[tuple[str, str]]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT chunk_id, text FROM chunks WHERE units IS NULL ORDER BY rowid LIMIT %s",
+                (limit,),
+            ).fetchall()
+        return [(str(chunk_id), str(text)) for chunk_id, text in rows]
+
+    def store_units(self, units: Mapping[str, str]) -> int:
+        if not units:
+            return 0
+        # No cache derives from the units: the generation (and every server's indexes)
+        # stays as it is.
+        with self._db.transaction(library=False) as conn:
+            cursor = conn.execute(
+                "UPDATE chunks c SET units = u.form"
+                " FROM unnest(%s::text[], %s::text[]) AS u(chunk_id, form)"
+                " WHERE c.chunk_id = u.chunk_id AND c.units IS NULL",
+                (list(units), list(units.values())),
+            )
+            return cursor.rowcount
 
 
 def lexical_tokens(source: Source, chunks: Sequence[Chunk]) -> list[tuple[str, str, str, str]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from citadel.adapters.sqlite.database import Database
 from citadel.adapters.sqlite.schema import ensure_fts
@@ -57,6 +57,21 @@ class SqliteChunks:
             chunk = chunk_from_row(row[:width])
             out[chunk.chunk_id] = StoredPassage(chunk=chunk, source=source_from_row(row[width:]))
         return out
+
+    def chunks_without_units(self, limit: int) -> Sequence[tuple[str, str]]:
+        rows = self._db.reader.execute(
+            "SELECT chunk_id, text FROM chunks WHERE units IS NULL ORDER BY rowid LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [(str(chunk_id), str(text)) for chunk_id, text in rows]
+
+    def store_units(self, units: Mapping[str, str]) -> int:
+        # No cache derives from the units: the generation (and the dense matrix) stays.
+        with self._db.transaction(library=False) as conn:
+            return conn.executemany(
+                "UPDATE chunks SET units = ? WHERE chunk_id = ? AND units IS NULL",
+                [(form, chunk_id) for chunk_id, form in units.items()],
+            ).rowcount
 
 
 def insert_chunks(

@@ -131,6 +131,12 @@ class SqliteLibrary:
     def passages(self, chunk_ids: Sequence[str]) -> dict[str, StoredPassage]:
         return self._chunks.passages(chunk_ids)
 
+    def chunks_without_units(self, limit: int) -> Sequence[tuple[str, str]]:
+        return self._chunks.chunks_without_units(limit)
+
+    def store_units(self, units: Mapping[str, str]) -> int:
+        return self._chunks.store_units(units)
+
     # -- LexicalIndex ---------------------------------------------------------------
 
     def search(

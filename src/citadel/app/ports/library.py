@@ -233,6 +233,20 @@ class ChunkStore(Protocol):
         ...
 
 
+class UnitStore(Protocol):
+    """Each chunk's quotable units as ingest stores them (``Chunk.units``), filled in
+    for the chunks stored before there were any."""
+
+    def chunks_without_units(self, limit: int) -> Sequence[tuple[str, str]]:
+        """(chunk id, text) of up to ``limit`` chunks with no stored units, any version."""
+        ...
+
+    def store_units(self, units: Mapping[str, str]) -> int:
+        """Store units by chunk id where none are stored yet; how many chunks took them
+        (a chunk gone, or given units meanwhile, is left as it is)."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class LexicalHit:
     chunk_id: str

@@ -33,7 +33,9 @@ def reindex_line(report: ReindexReport) -> str:
     return (
         f"{report.model}: {report.chunks:,} chunks; {report.embedded:,} embedded,"
         f" {report.reused:,} reused from stored vectors,"
-        f" {report.had_vectors:,} already had one ({report.seconds:.1f} s)"
+        f" {report.had_vectors:,} already had one"
+        + (f"; quotable units stored for {report.units_stored:,}" if report.units_stored else "")
+        + f" ({report.seconds:.1f} s)"
     )
 
 

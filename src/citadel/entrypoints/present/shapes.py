@@ -223,6 +223,7 @@ def reindex_json(report: ReindexReport) -> dict[str, Any]:
         "had_vectors": report.had_vectors,
         "embedded": report.embedded,
         "reused": report.reused,
+        "units_stored": report.units_stored,
         "seconds": round(report.seconds, 3),
     }
 
