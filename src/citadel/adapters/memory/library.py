@@ -233,18 +233,14 @@ class InMemoryLibrary:
 
     def chunks_without_units(self, limit: int) -> Sequence[tuple[str, str]]:
         with self._lock:
-            missing = [c for c in self._chunks.values() if c.units is None]
-        return [(c.chunk_id, c.text) for c in missing[:limit]]
+            return [(c.chunk_id, c.text) for c in self._chunks.values() if c.units is None][:limit]
 
     def store_units(self, units: Mapping[str, str]) -> int:
-        stored = 0
         with self._lock:
-            for chunk_id, form in units.items():
-                chunk = self._chunks.get(chunk_id)
-                if chunk is not None and chunk.units is None:
-                    self._chunks[chunk_id] = replace(chunk, units=form)
-                    stored += 1
-        return stored
+            fill = [c for i in units if (c := self._chunks.get(i)) is not None and c.units is None]
+            for chunk in fill:
+                self._chunks[chunk.chunk_id] = replace(chunk, units=units[chunk.chunk_id])
+        return len(fill)
 
     def _source_of(self, chunk: Chunk) -> Source:
         return self._sources[self._owners[chunk.chunk_id]]
