@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 
 from citadel.adapters.embedding.hashing import HashingEmbedder
 from citadel.adapters.generators.extractive import ExtractiveGenerator
-from citadel.adapters.generators.extractive.stored import FORMAT, read_units, stored_units
+from citadel.adapters.generators.extractive.stored import (
+    FORMAT,
+    quoted_from,
+    read_units,
+    stored_units,
+)
 from citadel.adapters.generators.extractive.units import quotable_units
 from citadel.domain.answer import GenerationRequest
 from citadel.domain.manifest import PromptEvidence
@@ -107,15 +112,35 @@ def unit_field(name: str, value: object) -> object:
         altered(unit_field("text", None)),
         altered(unit_field("terms", ["na"])),
         altered(unit_field("wording", 7)),
-        # Text the passage does not hold, the sha256 kept: a row edited by hand.
-        altered(lambda f: f["text"].__setitem__(0, f["text"][0].replace("marked", "never"))),
-        altered(lambda f: f["text"].__setitem__(0, f["text"][0] + " Not.")),
-        altered(lambda f: f["text"].__setitem__(-1, "> rm(z)")),  # the code unit
         '{"format":"units/1","a":' + "[" * 100_000 + "]" * 100_000 + "}",  # too deep
     ],
 )
 def test_a_stored_form_that_is_not_of_this_shape_is_not_read(stored: str | None) -> None:
     assert read_units(stored, PASSAGE) is None
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda texts: texts.__setitem__(0, texts[0].replace("marked", "never")),
+        lambda texts: texts.__setitem__(0, texts[0] + " Not."),
+        lambda texts: texts.__setitem__(-1, "> rm(z)"),  # the code unit
+        lambda texts: texts.reverse(),
+    ],
+)
+def test_units_that_do_not_say_their_passages_words_are_never_quoted(edit: object) -> None:
+    # A row edited by hand, the sha256 kept: read, but the generator checks each unit
+    # it is about to quote against its span, and cuts the passage afresh.
+    form = json.loads(stored_units(PASSAGE))
+    edit(form["text"])  # type: ignore[operator]
+    units = read_units(json.dumps(form), PASSAGE)
+    assert units is not None and not all(quoted_from(u, PASSAGE) for u in units)
+    assert all(quoted_from(u, PASSAGE) for u in quotable_units(PASSAGE))
+    for question in ("How are missing values marked?", "What does is.na give for z?"):
+        generator = ExtractiveGenerator()
+        cut = generator.segments(request(PASSAGE, None, question))
+        assert generator.segments(request(PASSAGE, json.dumps(form), question)) == cut
+        assert cut
 
 
 def test_units_cut_from_another_text_are_not_read() -> None:

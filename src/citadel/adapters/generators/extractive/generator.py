@@ -19,7 +19,7 @@ import functools
 import json
 
 from citadel.adapters.generators.extractive.choice import VectorCache, Weights, choose
-from citadel.adapters.generators.extractive.stored import read_units
+from citadel.adapters.generators.extractive.stored import quoted_from, read_units
 from citadel.adapters.generators.extractive.units import Unit, quotable_units
 from citadel.app.ports.inference import Embedder
 from citadel.domain.answer import Candidate, GenerationRequest
@@ -63,11 +63,18 @@ class ExtractiveGenerator:
         )
 
     def segments(self, request: GenerationRequest) -> list[dict[str, object]]:
-        passages = [_passage_units(e.passage, e.units) for e in request.evidence]
-        headings = [e.section or e.chapter or e.title for e in request.evidence]
+        evidence = request.evidence
+        passages = [_passage_units(e.passage, e.units) for e in evidence]
+        headings = [e.section or e.chapter or e.title for e in evidence]
         chosen = choose(
             request.question, passages, headings, self._vectors, self._shown, self._weights
         )
+        if not all(quoted_from(c.unit, evidence[c.passage].passage) for c in chosen):
+            # A stored form that does not say its passage's words (edited by hand): cut.
+            passages = [_units(e.passage) for e in evidence]
+            chosen = choose(
+                request.question, passages, headings, self._vectors, self._shown, self._weights
+            )
         segments: list[dict[str, object]] = []
         total = 0
         for choice in chosen[: self._limits.max_segments]:
@@ -86,7 +93,9 @@ class ExtractiveGenerator:
 
 
 def _passage_units(passage: str, stored: str | None) -> tuple[Unit, ...]:
-    """The units ingest stored for the passage when they are its own, else cut now."""
+    """The units ingest stored for the passage when they are its own, else cut now.
+    (Read afresh each time: a cache keyed by the texts cost the cold path more, in
+    hashing and collection, than reading saves on a passage seen before.)"""
     units = read_units(stored, passage)
     return units if units is not None else _units(passage)
 

@@ -14,8 +14,9 @@ one list per field of :class:`~.units.Unit`, in its order, ``terms`` space-separ
 form is used only when it is of this ``FORMAT`` and was cut from exactly this passage
 (its sha256): a chunk cut by an older rule, or stored with its text altered
 (PostgreSQL holds no NUL), is cut afresh, as is a form that does not parse, or whose
-columns differ in length or type, or whose spans do not fit the passage, or a unit
-whose text is not its span's (whitespace runs aside).
+columns differ in length or type, or whose spans do not fit the passage. A unit whose
+text is not its span's (:func:`quoted_from`) is never quoted: the generator checks
+each unit it is about to quote and cuts the passages afresh when one fails.
 """
 
 from __future__ import annotations
@@ -66,13 +67,6 @@ def read_units(stored: str | None, passage: str) -> tuple[Unit, ...] | None:
             min(starts) < 0 or max(ends) > len(passage) or not all(map(operator.lt, starts, ends))
         ):
             return None
-        # The units say the passage's own words: each one's text is its span's (whitespace
-        # runs aside; prose has them as one space), so a stored form edited or cut wrong
-        # is never quoted.
-        for start, end, text, code in zip(starts, ends, texts, codes, strict=True):
-            shown = " ".join(text.split()) if code else text
-            if shown != " ".join(passage[start:end].split()):
-                return None
         sets = map(frozenset, map(str.split, terms))
         rows = zip(starts, ends, texts, codes, sets, wordings, strict=True)
         # Unit's own __new__ is Python, a third of the reading: the tuple's, with the
@@ -80,6 +74,15 @@ def read_units(stored: str | None, passage: str) -> tuple[Unit, ...] | None:
         return tuple(map(tuple.__new__, repeat(Unit), rows))
     except (ValueError, TypeError, KeyError, RecursionError):  # not JSON, not this shape
         return None
+
+
+def quoted_from(unit: Unit, passage: str) -> bool:
+    """Whether the unit's text is its span of ``passage`` (whitespace runs aside; prose
+    has them as one space). Not checked by :func:`read_units`, which would check every
+    unit: a caller checks the few it quotes, so a stored form edited by hand (or cut
+    wrong) is never quoted."""
+    shown = " ".join(unit.text.split()) if unit.code else unit.text
+    return shown == " ".join(passage[unit.start : unit.end].split())
 
 
 def _sha256(text: str) -> str:
