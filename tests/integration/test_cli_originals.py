@@ -56,3 +56,20 @@ def test_deleting_a_source_through_the_cli_drops_its_original_as_the_http_api_do
     )
     assert deleted.exit_code == 0, deleted.output
     assert originals.find("default", source_id, 1) is None
+
+
+def test_a_folder_book_is_ingested_and_keeps_no_original(tmp_path: Path) -> None:
+    # An HTML book given as its folder (index.html the table of contents) is no PDF:
+    # asking whether it is one read the folder as a file and ended in a traceback.
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "index.html").write_text(
+        "<html><head><title>A Book</title></head><body><h1>A Book</h1>"
+        "<p>Folders hold the pages of an HTML book.</p></body></html>",
+        encoding="utf-8",
+    )
+    home = tmp_path / "home"
+    (report,) = _ingest(home, book)
+    assert report["status"] == "created"
+    found = FileOriginals(home / "originals").find("default", str(report["source_id"]), 1)
+    assert found is None

@@ -35,5 +35,7 @@ def keep_original(
 
 
 def _is_pdf(path: Path) -> bool:
+    if not path.is_file():  # a folder book (HTML with its index.html) is no PDF
+        return False
     with path.open("rb") as handle:
         return handle.read(5) == b"%PDF-"
