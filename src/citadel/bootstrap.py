@@ -157,8 +157,17 @@ def build(
     chosen = generator or _generator(settings, chosen_embedder)
     policy = _link_policy(settings)
     checker = support_checker()
+    # Replay decides a quoting generator's answers as they were decided (its earlier
+    # records too, whichever generator is configured now).
+    quoting = frozenset({ExtractiveGenerator.name, *([chosen.name] if chosen.quotes else [])})
     audit = AuditService(
-        audit_log, clock, settings.limits, support=checker, chunks=library, sources=library
+        audit_log,
+        clock,
+        settings.limits,
+        support=checker,
+        chunks=library,
+        sources=library,
+        quoting=quoting,
     )
     viewer = ViewerSigner(_viewer_secret(settings))
     resolver = CitationResolver(

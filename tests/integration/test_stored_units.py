@@ -7,11 +7,15 @@ import json
 import sqlite3
 from pathlib import Path
 
+from typer.testing import CliRunner
+
 from citadel.adapters.generators.extractive.stored import read_units
 from citadel.adapters.generators.extractive.units import quotable_units
 from citadel.adapters.sqlite.schema import SCHEMA_VERSION
 from citadel.config import Settings
+from citadel.entrypoints.cli import app
 from tests.integration.test_citation_links import ask, cli, ingest
+from tests.integration.test_cli import CLEAN_ENV
 from tests.old_schema import to_schema_6
 
 
@@ -86,3 +90,18 @@ def test_reindex_stores_the_units_of_a_library_stored_without(tmp_path: Path) ->
     assert segments(ask(home)) == before
     again = json.loads(cli("reindex", "--home", str(home), "--json").stdout)
     assert again["units_stored"] == 0
+
+
+def test_reindex_without_an_embedder_still_stores_the_units(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert ingest(home, tmp_path / "note.md").exit_code == 0
+    db = Settings(home=home).db_path
+    to_schema_6(db)
+    ask(home)
+    lexical = dict(CLEAN_ENV, CITADEL_EMBEDDER="none")
+    outcome = CliRunner().invoke(app, ["reindex", "--home", str(home)], env=lexical)
+    assert outcome.exit_code == 2
+    rows = stored(db)
+    said = " ".join(outcome.stderr.split())  # the console wraps long lines
+    assert f"quotable units were stored for {len(rows)} chunks" in said
+    assert all(read_units(units, text) == tuple(quotable_units(text)) for text, units in rows)

@@ -26,7 +26,9 @@ from tests.unit.test_answer_support import CHECKER_LABELS, INVENTED, quote_and_i
 
 
 class World:
-    def __init__(self, policy: SupportPolicy) -> None:
+    def __init__(
+        self, policy: SupportPolicy, *, quotes: bool = False, quoting: frozenset[str] = frozenset()
+    ) -> None:
         self.limits = Limits()
         self.lib: InMemoryLibrary = library()
         self.log = InMemoryAuditLog()
@@ -37,11 +39,12 @@ class World:
             self.limits,
             support=self.checker,
             chunks=self.lib,
+            quoting=quoting,
         )
         metrics = CountingMetrics()
         self.service = AnswerService(
             SearchService(self.lib, self.lib, self.limits),
-            ScriptedGenerator([quote_and_invent]),
+            ScriptedGenerator([quote_and_invent] * 2, quotes=quotes),
             self.limits,
             audit=self.audit,
             metrics=metrics,
@@ -75,6 +78,19 @@ def test_replay_recomputes_the_labels_and_holds() -> None:
         result = world.ask()
         report = world.audit.replay(result.answer_id, ACTOR)
         assert report.holds, (policy, report)
+
+
+def test_replay_decides_a_quoting_generators_answer_as_it_was_decided() -> None:
+    # Live, a quoting generator's non-verbatim segment is dropped even under "label";
+    # replay must drop it too, or the record would not hold against its own answer.
+    for policy in SupportPolicy:
+        world = World(policy, quotes=True, quoting=frozenset({"scripted"}))
+        result = world.ask()
+        assert result.answer is None or len(result.answer.segments) == 1, policy
+        report = world.audit.replay(result.answer_id, ACTOR)
+        assert report.holds, (policy, report)
+    unaware = World(SupportPolicy.LABEL, quotes=True)  # replay not told it quotes
+    assert not unaware.audit.replay(unaware.ask().answer_id, ACTOR).holds
 
 
 def test_a_label_rewritten_in_the_log_does_not_hold() -> None:

@@ -113,6 +113,7 @@ def unit_field(name: str, value: object) -> object:
         altered(unit_field("terms", ["na"])),
         altered(unit_field("wording", 7)),
         '{"format":"units/1","a":' + "[" * 100_000 + "]" * 100_000 + "}",  # too deep
+        altered(lambda f: f.update(pad=" " * 16 * len(PASSAGE) + " " * 4096)),  # too long
     ],
 )
 def test_a_stored_form_that_is_not_of_this_shape_is_not_read(stored: str | None) -> None:
@@ -162,6 +163,7 @@ PIECES = [
     'The "reflog" keeps every previous value of each branch.',
     "e.g. a worker thread, i.e. one of many, is started once.",
     "It is very fast.",
+    "Retries are bounded by budgets.",
     "Use the index, for example:",
     "Missing values are marked NA in R and is.na(x) finds them.",
     "which continues a sentence from before the cut",
@@ -173,8 +175,14 @@ PIECES = [
     "\n>>> for i in range(3):\n...     print(i)\n",
     "\n    pool = Pool(4)\n    pool.start()\n",
     "\nSELECT * FROM weather WHERE city = 'Hayward';\n",
+    # Code blocks at the bounds of what is quoted whole (MAX_BLOCK_LINES 6, 400 chars):
+    # 6 and 7 short lines; 4 lines of 340 characters in all, 5 lines of 500.
+    "\n" + "".join(f"x{i} = f({i})\n" for i in range(6)),
+    "\n" + "".join(f"y{i} = g({i})\n" for i in range(7)),
+    "\n" + "\n".join(f"value_{i} = compute({'a' * 60}, {i})".ljust(84, "0") for i in range(4)),
+    "\n" + "\n".join(f"result_{i} = transform({'b' * 70}, {i})".ljust(99, "1") for i in range(5)),
 ]
-CUTTING_DIGEST = "56378477e8e9c427d6399d5f9c38ef80d0d2f14e6a277f4c205f6a4722498d99"
+CUTTING_DIGEST = "57d33a64796513eef57f4569249d165fa572a0ff5ac1106bf1f4e2855780cac4"
 
 
 def corpus() -> list[str]:

@@ -49,10 +49,14 @@ class AuditService:
         support: SupportChecker | None = None,
         chunks: ChunkStore | None = None,
         sources: SourceRegistry | None = None,
+        quoting: frozenset[str] = frozenset(),
     ) -> None:
         """``support`` and ``chunks`` let ``replay`` recompute the support labels from
         the stored passages; without them it re-validates membership only. ``sources``:
-        whether the asker may still read what a record quotes (``show``)."""
+        whether the asker may still read what a record quotes (``show``). ``quoting``:
+        the names of the generators that quote by construction (``AnswerGenerator.quotes``),
+        whose answers the support step decided keeping ``verbatim`` segments only."""
+        self._quoting = quoting
         self._log = log
         self._sources = sources
         self._clock = clock
@@ -196,7 +200,8 @@ class AuditService:
                 )
             passages[entry.ref] = stored_passage.chunk.text
         step = SupportStep(self._support, SupportPolicy(record.support_policy), NullMetrics())
-        decided = step.decide(step.check(verdict.segments, passages))
+        quotes = record.generator in self._quoting
+        decided = step.decide(step.check(verdict.segments, passages), quotes=quotes)
         note = ""
         if self._support.name != record.support_checker:
             note = (

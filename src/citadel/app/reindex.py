@@ -94,20 +94,24 @@ class ReindexService:
         return self._embedder.name if self._embedder is not None else None
 
     def reindex(self, progress: ProgressCallback | None = None) -> ReindexReport:
-        """Embed every current chunk that has no vector under the configured model.
+        """Store the quotable units chunks lack, then embed every current chunk that has
+        no vector under the configured model.
 
         ``progress`` gets (chunks done, chunks missing) after each stored batch.
-        ``InvalidRequest`` when no embedder is configured; ``LibraryChanged`` when a
+        ``InvalidRequest`` when no embedder is configured (after the units, which need
+        none, are stored); ``LibraryChanged`` when a
         chunk went away meanwhile (the batches stored before it are kept).
         """
+        started = time.perf_counter()
+        units_stored = self.fill_units()  # needs no embedder
         embedder = self._embedder
         if embedder is None:
+            stored = f" (quotable units were stored for {units_stored:,} chunks)"
             raise InvalidRequest(
                 "no embedder is configured (CITADEL_EMBEDDER=none), so there are no vectors"
                 " to build; set CITADEL_EMBEDDER=minilm to use dense search"
+                + (stored if units_stored else "")
             )
-        started = time.perf_counter()
-        units_stored = self.fill_units()
         coverage = self._vectors.vector_coverage(embedder.name)
         embedded = reused = 0
         previous: set[str] = set()

@@ -17,6 +17,12 @@ form is used only when it is of this ``FORMAT`` and was cut from exactly this pa
 columns differ in length or type, or whose spans do not fit the passage. A unit whose
 text is not its span's (:func:`quoted_from`) is never quoted: the generator checks
 each unit it is about to quote and cuts the passages afresh when one fails.
+
+Otherwise the form is trusted as the chunk text beside it is (whoever can write one
+row can write the other): its spans, terms and wordings steer which units are chosen,
+and are not re-derived, which would cost what storing saves. What the reader is shown
+is checked against the text: each quoted unit's words here, and every segment of a
+generator that quotes must be ``verbatim`` (``SupportStep.decide``).
 """
 
 from __future__ import annotations
@@ -37,6 +43,14 @@ _FIELDS = ("start", "end", "text", "code", "terms", "wording")
 _TYPES = (int, int, str, bool, str, str)
 
 
+MAX_STORED_PER_CHARACTER = 16
+MAX_STORED_EXTRA = 4096
+"""A stored form longer than 16 characters a passage character plus 4 KiB is not read:
+cutting gives at most 1.9 a character plus 4 KiB on the QA library's 12,590 chunks, and
+a form inflated in the library file would cost every answer citing it (a 10.8 MB one,
+0.77 s)."""
+
+
 def stored_units(passage: str) -> str:
     """``passage``'s quotable units in the stored form."""
     units = quotable_units(passage)
@@ -50,8 +64,8 @@ def stored_units(passage: str) -> str:
 def read_units(stored: str | None, passage: str) -> tuple[Unit, ...] | None:
     """The units of ``stored`` if it is a form of this format cut from ``passage``;
     None otherwise (the caller cuts them)."""
-    if not stored:
-        return None
+    if not stored or len(stored) > MAX_STORED_PER_CHARACTER * len(passage) + MAX_STORED_EXTRA:
+        return None  # none, or far more than cutting gives: never parsed on the answer path
     try:
         found = json.loads(stored)
         if found["format"] != FORMAT or found["sha256"] != _sha256(passage):
