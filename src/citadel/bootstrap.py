@@ -157,8 +157,6 @@ def build(
     chosen = generator or _generator(settings, chosen_embedder)
     policy = _link_policy(settings)
     checker = support_checker()
-    # Replay decides a quoting generator's answers as they were decided (its earlier
-    # records too, whichever generator is configured now).
     quoting = frozenset({ExtractiveGenerator.name, *([chosen.name] if chosen.quotes else [])})
     audit = AuditService(
         audit_log,
@@ -373,9 +371,8 @@ def build_retrieval_client(
     from citadel.wire.identity import ANSWER_SERVICE
 
     identity = _identity(certs_dir, ANSWER_SERVICE)
-    return GrpcRetrievalClient(
-        target, identity, tracer=tracer or tracer_for(settings.otel_endpoint)
-    )
+    tracer = tracer or tracer_for(settings.otel_endpoint)
+    return GrpcRetrievalClient(target, identity, tracer=tracer)
 
 
 def build_answer_client(
@@ -392,9 +389,8 @@ def build_answer_client(
 
     timeout_s = settings.limits.generator_deadline_s * (1 + settings.limits.max_repairs) + 30.0
     identity = _identity(certs_dir, EDGE_API)
-    return GrpcAnswerClient(
-        target, identity, timeout_s=timeout_s, tracer=tracer or tracer_for(settings.otel_endpoint)
-    )
+    tracer = tracer or tracer_for(settings.otel_endpoint)
+    return GrpcAnswerClient(target, identity, timeout_s=timeout_s, tracer=tracer)
 
 
 def mint_dev_certs(directory: Path) -> list[Path]:
