@@ -14,10 +14,10 @@ quotable units or vectors helps: the figure the budget is held to), each carryin
 quotable units ingest stores beside a chunk (``Chunk.units``; cut before the timing,
 as ingest cuts them); *cold, cut*, as many requests of passages of their own without
 stored units (a library stored before schema 7: the generator cuts them); then
-*warm*, the last ``--warm`` requests again (their units and vectors cached, as when
-search returns passages it returned before). Besides wall-clock p50/p95 it prints the
-process CPU time per request (the worker thread that writes the answer included),
-steadier than wall time when other jobs share the cores.
+*warm*, the last ``--warm`` requests again (their vectors cached, and their stored
+units read again, as when search returns passages it returned before). Besides
+wall-clock p50/p95 it prints the process CPU time per request (the worker thread that
+writes the answer included), steadier than wall time when other jobs share the cores.
 """
 
 from __future__ import annotations
@@ -260,20 +260,22 @@ def main() -> None:
     )
     fallback = result.get("cut")
     if isinstance(fallback, dict):
-        print(
-            f"  cold, units cut on the answer path (no stored units): p50 {fallback['p50_ms']} ms,"
-            f" p95 {fallback['p95_ms']} ms; CPU p50 {fallback['cpu']['p50_ms']} ms,"
-            f" p95 {fallback['cpu']['p95_ms']} ms"
-        )
+        print(_pass_line("cold, units cut on the answer path (no stored units)", fallback))
     warm = result.get("warm")
     if isinstance(warm, dict):
-        print(
-            f"  warm (the last {warm['requests']} requests again, units and vectors cached):"
-            f" p50 {warm['p50_ms']} ms, p95 {warm['p95_ms']} ms;"
-            f" CPU p50 {warm['cpu']['p50_ms']} ms, p95 {warm['cpu']['p95_ms']} ms"
-        )
+        label = f"warm (the last {warm['requests']} requests again, their vectors cached)"
+        print(_pass_line(label, warm))
     if path is not None:
         print(f"  embedder excluded: {result['embedder_excluded']}")
+
+
+def _pass_line(label: str, figures: dict[str, object]) -> str:
+    cpu = figures["cpu"]
+    assert isinstance(cpu, dict)
+    return (
+        f"  {label}: p50 {figures['p50_ms']} ms, p95 {figures['p95_ms']} ms;"
+        f" CPU p50 {cpu['p50_ms']} ms, p95 {cpu['p95_ms']} ms"
+    )
 
 
 if __name__ == "__main__":
