@@ -29,7 +29,7 @@ from cryptography import x509
 from typer.testing import CliRunner
 
 from citadel.app.answer import AnswerRequest
-from citadel.bootstrap import build_answer_client
+from citadel.bootstrap.grpc_wiring import build_answer_client
 from citadel.config import Settings
 from citadel.domain.search import SearchRequest
 from citadel.domain.users import Actor

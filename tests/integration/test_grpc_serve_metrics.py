@@ -10,7 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from typer.testing import CliRunner
 
 from citadel.app.errors import Forbidden
-from citadel.bootstrap import build_retrieval_client
+from citadel.bootstrap.grpc_wiring import build_retrieval_client
 from citadel.config import Settings
 from citadel.domain.search import SearchMode, SearchRequest
 from citadel.domain.users import Actor

@@ -25,9 +25,8 @@ from citadel.adapters.grpc.tls import load_identity
 from citadel.app.answer import AnswerRequest
 from citadel.app.errors import Forbidden, InvalidRequest, ServiceUnavailable, Unauthenticated
 from citadel.app.ingest import IngestOptions
-from citadel.bootstrap import (
-    Services,
-    build,
+from citadel.bootstrap import Services, build
+from citadel.bootstrap.grpc_wiring import (
     build_answer_client,
     build_retrieval_client,
     grpc_server_credentials,

@@ -25,9 +25,8 @@ from opentelemetry.trace import SpanKind
 
 from citadel.adapters.tracing.otel import OtelTracer
 from citadel.app.ingest import IngestOptions
-from citadel.bootstrap import (
-    Services,
-    build,
+from citadel.bootstrap import Services, build
+from citadel.bootstrap.grpc_wiring import (
     build_answer_client,
     build_retrieval_client,
     grpc_server_credentials,

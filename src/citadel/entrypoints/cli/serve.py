@@ -2,7 +2,7 @@
 the gRPC services and their certificates.
 
 The HTTP app and uvicorn are loaded only inside ``serve``. gRPC is loaded only
-inside ``serve-grpc``, after ``bootstrap.prepare_grpc()`` has set the TLS policy
+inside ``serve-grpc``, after ``bootstrap.grpc_wiring.prepare_grpc()`` has set the TLS policy
 its core reads once at start (no TLS 1.2 handshakes).
 """
 
@@ -20,8 +20,8 @@ import typer
 from rich.markup import escape
 
 from citadel.app.errors import AppError
-from citadel.bootstrap import (
-    build,
+from citadel.bootstrap import build
+from citadel.bootstrap.grpc_wiring import (
     build_answer_client,
     build_retrieval_client,
     grpc_server_credentials,

@@ -16,12 +16,6 @@ from citadel.adapters.files import FileDocuments
 from citadel.adapters.generators.extractive import ExtractiveGenerator
 from citadel.adapters.generators.extractive.stored import stored_units
 from citadel.adapters.generators.openai import GeneratorConfigError, OpenAICompatibleGenerator
-from citadel.adapters.grpc.tls import (
-    Identity,
-    TlsConfigError,
-    load_identity,
-    restrict_handshakes_to_tls13,
-)
 from citadel.adapters.metrics.prometheus import PrometheusMetrics
 from citadel.adapters.pages import FileOriginals, PdfiumRenderer
 from citadel.adapters.parsers.epub import EpubParser
@@ -67,11 +61,6 @@ from citadel.domain.support import SupportPolicy
 from citadel.domain.viewer import ViewerSigner
 
 if TYPE_CHECKING:
-    # gRPC is imported only when a gRPC feature is used: its core must start after
-    # prepare_grpc() has set the TLS policy (see citadel.adapters.grpc.tls).
-    import grpc
-
-    from citadel.adapters.grpc.clients import GrpcAnswerClient, GrpcRetrievalClient
     from citadel.adapters.postgres.library import PostgresLibrary
     from citadel.adapters.postgres.migrate import MigrationReport
 
@@ -337,64 +326,3 @@ def _generator(settings: Settings, embedder: Embedder | None) -> AnswerGenerator
 def load_beir_dataset(directory: Path, split: str) -> BeirDataset:
     """Read a BEIR data set from disk (the entrypoints may not import adapters)."""
     return load_beir(directory, split)
-
-
-def prepare_grpc() -> None:
-    """Apply the gRPC TLS policy (no TLS 1.2 handshakes); call before anything loads gRPC."""
-    try:
-        restrict_handshakes_to_tls13()
-    except TlsConfigError as exc:
-        raise ConfigError(str(exc)) from None
-
-
-def _identity(certs_dir: Path, name: str) -> Identity:
-    try:
-        return load_identity(certs_dir, name)
-    except TlsConfigError as exc:
-        raise ConfigError(f"certificates: {exc}") from None
-
-
-def grpc_server_credentials(certs_dir: Path, server_name: str) -> grpc.ServerCredentials:
-    """mTLS credentials for the service whose certificate is ``server_name`` in ``certs_dir``."""
-    prepare_grpc()
-    from citadel.adapters.grpc.credentials import server_credentials
-
-    return server_credentials(_identity(certs_dir, server_name))
-
-
-def build_retrieval_client(
-    settings: Settings, target: str, certs_dir: Path, *, tracer: Tracer | None = None
-) -> GrpcRetrievalClient:
-    """Answer's client for a remote Retrieval service, presenting ``answer-service``."""
-    prepare_grpc()
-    from citadel.adapters.grpc.clients import GrpcRetrievalClient
-    from citadel.wire.identity import ANSWER_SERVICE
-
-    identity = _identity(certs_dir, ANSWER_SERVICE)
-    tracer = tracer or tracer_for(settings.otel_endpoint)
-    return GrpcRetrievalClient(target, identity, tracer=tracer)
-
-
-def build_answer_client(
-    settings: Settings, target: str, certs_dir: Path, *, tracer: Tracer | None = None
-) -> GrpcAnswerClient:
-    """The HTTP edge's client for a remote Answer service, presenting ``edge-api``.
-
-    Its calls default to a deadline a little past the generator's own, so a slow
-    generator degrades on the Answer side before the edge gives up.
-    """
-    prepare_grpc()
-    from citadel.adapters.grpc.clients import GrpcAnswerClient
-    from citadel.wire.identity import EDGE_API
-
-    timeout_s = settings.limits.generator_deadline_s * (1 + settings.limits.max_repairs) + 30.0
-    identity = _identity(certs_dir, EDGE_API)
-    tracer = tracer or tracer_for(settings.otel_endpoint)
-    return GrpcAnswerClient(target, identity, timeout_s=timeout_s, tracer=tracer)
-
-
-def mint_dev_certs(directory: Path) -> list[Path]:
-    """A development CA and the service and test certificates (``citadel certs dev``)."""
-    from citadel.adapters.grpc.devca import mint_dev_certs as mint
-
-    return mint(directory)
