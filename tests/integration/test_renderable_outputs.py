@@ -272,3 +272,15 @@ def test_the_web_page_shows_the_quoted_manual_and_passages_as_text(
                 element, encoding="unicode"
             )
             assert not any(name.startswith("on") for name in element.attrib)
+
+
+def test_audit_replay_holds_for_the_quoted_manual(web: Any, hostile: Hostile) -> None:
+    # Replay reads the stored passages back: the quotation is still the book's text.
+    with TestClient(web) as client:
+        asked = client.post(
+            "/v1/answer", json={"search": {"query": QUOTE_QUESTION}}, headers=bearer(hostile)
+        ).json()
+    assert asked["degraded"] is None
+    report = hostile.services.audit.replay(asked["answer_id"], hostile.actor())
+    assert report.holds, report
+    assert report.replayed == "accepted"
