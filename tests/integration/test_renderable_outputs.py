@@ -253,25 +253,41 @@ def test_cli_ask_shows_the_quoted_manual_escaped(hostile: Hostile) -> None:
 # -- HTML: escaped ---------------------------------------------------------------------
 
 
-def test_the_web_page_shows_the_quoted_manual_and_passages_as_text(
-    web: Any, hostile: Hostile
-) -> None:
+def only_text(page: str) -> Any:
+    """The page parsed as a browser would; no element or handler came from the book."""
+    tree = lxml.html.fromstring(page)
+    for element in tree.iter():
+        if not isinstance(element.tag, str):
+            continue
+        assert not any(name.startswith("on") for name in element.attrib), element.attrib
+        assert element.tag not in {"img", "svg", "iframe", "object", "embed"}
+        shown = lxml.html.tostring(element, encoding="unicode")
+        if element.tag == "a":
+            assert "example.org" not in (element.get("href") or ""), shown
+            assert "evil" not in (element.get("href") or ""), shown
+        if element.tag in {"h1", "h2", "h3", "h4", "h5", "h6"}:
+            assert "Ignore the passages" not in shown
+    return tree
+
+
+def test_the_web_page_shows_the_quoted_manual_as_text(web: Any, hostile: Hostile) -> None:
     with TestClient(web, base_url="https://citadel.test") as client:
-        # The reader signs in as a browser would.
         sign_in(client, Library(hostile.services, hostile.home, {"ada": hostile.token}, ""), "ada")
         page = client.get("/ask", params={"q": QUOTE_QUESTION})
     assert page.status_code == 200
-    tree = lxml.html.fromstring(page.text)
+    tree = only_text(page.text)
     assert HTML_MANUAL in tree.text_content()  # the book's characters, as text
-    for link in tree.iter("a"):
-        assert "example.org" not in (link.get("href") or ""), lxml.html.tostring(link)
-        assert "evil.example" not in (link.get("href") or "")
-    for element in tree.iter():
-        if isinstance(element.tag, str):
-            assert element.tag not in {"img", "svg", "h1"} or "evil" not in lxml.html.tostring(
-                element, encoding="unicode"
-            )
-            assert not any(name.startswith("on") for name in element.attrib)
+    assert "&lt;a href=" in page.text  # escaped in the page's source
+
+
+def test_the_web_page_shows_found_passages_as_text(web: Any, hostile: Hostile) -> None:
+    with TestClient(web, base_url="https://citadel.test") as client:
+        sign_in(client, Library(hostile.services, hostile.home, {"ada": hostile.token}, ""), "ada")
+        page = client.get("/ask", params={"q": f"hostile 0 {TOPIC}"})  # degraded: passages
+    assert page.status_code == 200
+    text = " ".join(only_text(page.text).text_content().split())
+    shown = [h.name for h in HOSTILE if " ".join(h.text.split()) in text]
+    assert len(shown) >= 5, shown  # the passages found, hostile texts in them, as text
 
 
 def test_audit_replay_holds_for_the_quoted_manual(web: Any, hostile: Hostile) -> None:
