@@ -110,9 +110,8 @@ def bearer(hostile: Hostile) -> dict[str, str]:
 def test_the_book_holds_every_hostile_text_and_the_manual(hostile: Hostile) -> None:
     stored = "\n".join(hostile.passages)
     assert HTML_MANUAL in stored
-    # Ingest may drop a control character; every other hostile text is stored as written.
-    kept = [h for h in HOSTILE if h.text in stored]
-    assert len(kept) >= len(HOSTILE) - 3, [h.name for h in HOSTILE if h not in kept]
+    # Every hostile text is stored as written, controls included: the outputs meet them.
+    assert [h.name for h in HOSTILE if h.text not in stored] == []
 
 
 # -- model-written: refused in the one use case ----------------------------------------
