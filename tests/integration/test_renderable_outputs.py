@@ -299,3 +299,10 @@ def test_audit_replay_holds_for_the_quoted_manual(web: Any, hostile: Hostile) ->
     report = hostile.services.audit.replay(asked["answer_id"], hostile.actor())
     assert report.holds, report
     assert report.replayed == "accepted"
+
+
+def test_cli_sources_chunks_shows_the_book_as_text(hostile: Hostile) -> None:
+    source_id = hostile.services.library.list(operator("default"))[0].source_id
+    text = cli("sources", "chunks", "--home", str(hostile.home), source_id)
+    assert "rendering notes" in text
+    assert what_markdown_renders(text) == []
