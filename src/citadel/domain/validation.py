@@ -208,9 +208,13 @@ def check_display_text(text: str, limits: Limits) -> Rejection | None:
         return Rejection(reason, f"text contains U+{ord(bad):04X}")
     form = renderable_form(text)
     if form is Renderable.LINK:
-        return Rejection(RejectionReason.URL_IN_TEXT, "text contains a URL")
+        return Rejection(
+            RejectionReason.URL_IN_TEXT, "text contains a URL, a host name or an e-mail address"
+        )
     if form is Renderable.MARKUP:
-        return Rejection(RejectionReason.MARKUP_IN_TEXT, "text contains a link or markup")
+        return Rejection(
+            RejectionReason.MARKUP_IN_TEXT, "text contains markup, a Markdown link or a heading"
+        )
     return None
 
 
