@@ -46,6 +46,11 @@ class UserExists(AppError):
     """A user of that name is already registered (names are unique across tenants)."""
 
 
+class LastAdmin(AppError):
+    """The change would leave a tenant without an enabled admin (or an admin would
+    disable itself): nothing was changed."""
+
+
 class RequestDeadlineExceeded(AppError):
     pass
 

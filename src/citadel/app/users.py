@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from citadel.app.errors import (
     Forbidden,
     InvalidRequest,
+    LastAdmin,
     NotFound,
     Unauthenticated,
     UserDisabled,
@@ -115,12 +116,31 @@ class UserService:
         except KeyError:
             raise NotFound(f"no user {name}") from None
 
-    def disable(self, name: str) -> User:
-        """Disable a user: its token and name no longer act (disabling twice is harmless)."""
+    def disable(self, name: str, *, by: Actor | None = None) -> User:
+        """Disable a user: its token and name no longer act (disabling twice is harmless).
+
+        A tenant never loses its last enabled admin this way (``LastAdmin``), whoever
+        asks: no one of the tenant could then manage its users. An admin acting
+        through an interface (``by``: the API's caller) may not disable itself either,
+        even beside other admins; another admin does it. Whoever runs the server can
+        always recover a tenant from the CLI (``citadel users add --role admin``,
+        ``users enable``), which needs no admin of the tenant.
+        """
+        user = self.get(name)
+        if by is not None and by.user_id == user.name:
+            raise LastAdmin(f"you cannot disable yourself ({name}); another admin can")
+        if user.active and user.role is Role.ADMIN and self._enabled_admins(user.tenant) <= 1:
+            raise LastAdmin(
+                f"{name} is the last enabled admin of tenant {user.tenant}: add or enable"
+                " another admin first"
+            )
         try:
             return self._store.set_status(name, UserStatus.DISABLED)
         except KeyError:
             raise NotFound(f"no user {name}") from None
+
+    def _enabled_admins(self, tenant: str) -> int:
+        return sum(1 for u in self._store.list(tenant) if u.active and u.role is Role.ADMIN)
 
     def end_session(self, session_id: str, expires_at: int, now: int) -> None:
         """Sign a browser session out for good: every process sharing the user store
