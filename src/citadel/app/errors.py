@@ -26,6 +26,11 @@ class InvalidRequest(AppError):
     pass
 
 
+class LookalikeName(InvalidRequest):
+    """A new user, tenant or group name looks like an existing one, or is not written
+    in one folded form of one script (``app.names``)."""
+
+
 class NotFound(AppError):
     pass
 

@@ -27,11 +27,13 @@ from citadel.app.errors import (
     Forbidden,
     InvalidRequest,
     LastAdmin,
+    LookalikeName,
     NotFound,
     Unauthenticated,
     UserDisabled,
     UserExists,
 )
+from citadel.app.names import NameRegister
 from citadel.app.ports import Clock, UserStore
 from citadel.domain.errors import InvalidValue
 from citadel.domain.users import (
@@ -40,7 +42,6 @@ from citadel.domain.users import (
     User,
     UserStatus,
     check_new_user_name,
-    name_look,
 )
 
 TOKEN_PREFIX = "ctd_"  # noqa: S105 - a public marker, not a secret
@@ -67,9 +68,11 @@ def token_sha256(token: str) -> str:
 
 
 class UserService:
-    def __init__(self, store: UserStore, clock: Clock) -> None:
+    def __init__(self, store: UserStore, clock: Clock, names: NameRegister | None = None) -> None:
+        """``names``: the names users and sources hold (by default, the users' only)."""
         self._store = store
         self._clock = clock
+        self._names = names or NameRegister(store)
 
     def add(
         self, name: str, role: Role, tenant: str, groups: Iterable[str] = ()
@@ -77,7 +80,9 @@ class UserService:
         """Register a user; return it and its API token, which is never available again.
 
         A new name must be addressable and unmistakable (``check_new_user_name``), and
-        must not look like an existing user's (``ADAM`` beside ``adam``)."""
+        must not look like an existing user's (``ADAM`` or ``IibA`` beside ``adam`` and
+        ``libA``); a new tenant or group must not look like an existing one (``g1``,
+        ``ɡ1``, ``ｇ1``): ``NameRegister``."""
         try:
             check_new_user_name(name)
             user = User(
@@ -90,9 +95,12 @@ class UserService:
             )
         except InvalidValue as exc:
             raise InvalidRequest(str(exc)) from None
-        look = name_look(name)
-        if any(name_look(u.name) == look and u.name != name for u in self._store.list()):
-            raise UserExists(f"a user whose name looks like {name} already exists")
+        try:
+            self._names.check_user(name)
+        except LookalikeName as exc:
+            raise UserExists(str(exc)) from None
+        self._names.check_tenant(tenant)
+        self._names.check_groups(tenant, user.groups)
         token = _new_token()
         if not self._store.add(user, token_sha256(token)):
             raise UserExists(f"a user named {name} already exists")
