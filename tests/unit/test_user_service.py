@@ -314,3 +314,28 @@ def test_an_admin_acting_through_an_interface_never_disables_itself(
     with pytest.raises(LastAdmin, match="you cannot disable yourself"):
         service.disable("root", by=root)
     assert service.disable("boss", by=root).status is UserStatus.DISABLED
+
+
+class _RacingUsers(InMemoryUsers):
+    """A store where another admin is disabled between this disable's check and its write
+    (another request or server doing the same at the same time)."""
+
+    def __init__(self, other: str) -> None:
+        super().__init__()
+        self.other: str | None = other
+
+    def set_status(self, name: str, status: UserStatus) -> User:
+        if self.other is not None and status is UserStatus.DISABLED:
+            other, self.other = self.other, None
+            super().set_status(other, UserStatus.DISABLED)
+        return super().set_status(name, status)
+
+
+def test_two_admins_disabled_at_once_leave_the_tenant_an_admin() -> None:
+    store = _RacingUsers(other="boss")
+    service = UserService(store, FixedClock(CREATED))
+    service.add("root", Role.ADMIN, "acme")
+    service.add("boss", Role.ADMIN, "acme")
+    with pytest.raises(LastAdmin, match="at the same time"):
+        service.disable("root")
+    assert service.get("root").active and not service.get("boss").active

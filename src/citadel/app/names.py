@@ -63,6 +63,8 @@ class NameRegister:
         if not wanted:
             return
         known = {g for u in self._list_users(tenant) for g in u.groups}
+        if known.issuperset(wanted):
+            return  # the usual case (an ACL names its readers' groups): no source is read
         known |= {g for s in self._list_sources(tenant) for g in s.acl_groups}
         for group in wanted:
             others = known | (set(wanted) - {group})

@@ -143,9 +143,18 @@ class UserService:
                 " another admin first"
             )
         try:
-            return self._store.set_status(name, UserStatus.DISABLED)
+            disabled = self._store.set_status(name, UserStatus.DISABLED)
         except KeyError:
             raise NotFound(f"no user {name}") from None
+        if user.active and user.role is Role.ADMIN and self._enabled_admins(user.tenant) == 0:
+            # Another admin was disabled at the same time (another request, another
+            # server): both checks passed, so undo this one and leave the tenant its admin.
+            self._store.set_status(name, UserStatus.ACTIVE)
+            raise LastAdmin(
+                f"{name} was the last enabled admin of tenant {user.tenant} once another"
+                " was disabled at the same time: nothing changed"
+            )
+        return disabled
 
     def _enabled_admins(self, tenant: str) -> int:
         return sum(1 for u in self._store.list(tenant) if u.active and u.role is Role.ADMIN)
