@@ -5,26 +5,28 @@ the query limits docs/api.md states are the schemas' and ``Limits``'s own figure
 
 from __future__ import annotations
 
+import logging
 import re
 import typing
 from pathlib import Path
 
+import pytest
+
+from citadel.config import Settings
 from citadel.domain.limits import Limits
 from citadel.entrypoints.http.ask_query import MAX_QUESTION
 from citadel.entrypoints.http.schemas import SearchBody
 from citadel.entrypoints.mcp import server as mcp_server
-from citadel.settings_table import SETTINGS, table_in
+from citadel.settings_table import NOT_SETTINGS, SETTINGS, table_in, unknown_variables
 from tests.postgres import URL_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 NAME = re.compile(r"\bCITADEL_[A-Z0-9_]*[A-Z0-9]\b")
-TEST_ONLY = {URL_ENV}
-"""Variables the test suite reads, not citadel: documented as such (docs/postgres.md)."""
 
 
 def test_every_documented_variable_is_a_setting_of_the_table() -> None:
-    known = {s.name for s in SETTINGS} | TEST_ONLY
+    known = {s.name for s in SETTINGS} | NOT_SETTINGS
     unknown = [
         f"{path.relative_to(ROOT)}:{number}: {name}"
         for path in DOCUMENTS
@@ -34,6 +36,34 @@ def test_every_documented_variable_is_a_setting_of_the_table() -> None:
     ]
     assert not unknown, "documented but not in src/citadel/settings_table.py:\n" + "\n".join(
         unknown
+    )
+
+
+def test_every_variable_the_scripts_and_tests_read_is_declared() -> None:
+    assert URL_ENV in NOT_SETTINGS
+    read = {
+        name
+        for folder in ("scripts", "tests", "bench")
+        for path in (ROOT / folder).rglob("*")
+        if path.is_file() and path.suffix in {"", ".py", ".sh"} and path != Path(__file__)
+        for name in NAME.findall(path.read_text(encoding="utf-8", errors="replace"))
+    }
+    known = {s.name for s in SETTINGS} | NOT_SETTINGS | {"CITADEL_VARIABLES"}
+    assert read - known == set()
+
+
+def test_a_variable_that_is_no_setting_is_named_in_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    env = {"CITADEL_HTTP_RATE_PER_MINUTE": "5", "CITADEL_TEST_PG_URL": "x", "OTHER": "1"}
+    assert unknown_variables(env) == [("CITADEL_HTTP_RATE_PER_MINUTE", "CITADEL_HTTP_RATE_LIMIT")]
+    with caplog.at_level(logging.WARNING, logger="citadel.config"):
+        settings = Settings.from_env(env)
+    assert settings.http.rate_per_minute == Settings.from_env({}).http.rate_per_minute
+    (record,) = [r for r in caplog.records if r.name == "citadel.config"]
+    assert record.getMessage() == (
+        "CITADEL_HTTP_RATE_PER_MINUTE is not a citadel setting and changes nothing;"
+        " did you mean CITADEL_HTTP_RATE_LIMIT?"
     )
 
 
