@@ -1,11 +1,16 @@
-"""domain.names: when two user, tenant or group names look alike."""
+"""domain.names: when two user, tenant or group names look alike; app.names: the check."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
+from citadel.app.errors import LookalikeName
+from citadel.app.names import NameRegister
 from citadel.domain.errors import InvalidValue
 from citadel.domain.names import check_new_name, lookalike, skeleton, skeletons
+from citadel.domain.users import Role, User, UserStatus
 
 
 @pytest.mark.parametrize(
@@ -66,3 +71,34 @@ def test_a_new_name_is_nfkc_and_of_one_script(name: str, message: str) -> None:
 @pytest.mark.parametrize("name", ["g1", "ɡ1", "ops-team", "café", "データ", "omega"])
 def test_ordinary_names_pass(name: str) -> None:
     assert check_new_name("group", name) == name
+
+
+class _CountingUsers:
+    """Users of one tenant, counting how often the register lists them."""
+
+    def __init__(self) -> None:
+        self.lists = 0
+        self.users = [
+            User("ada", "acme", Role.READER, frozenset({"g1"}), UserStatus.ACTIVE, "2026-01-01")
+        ]
+
+    def list(self, tenant: str | None = None) -> Sequence[User]:
+        self.lists += 1
+        return [u for u in self.users if tenant is None or u.tenant == tenant]
+
+
+def test_the_register_reads_the_store_once_for_names_that_exist() -> None:
+    users = _CountingUsers()
+    names = NameRegister(users)
+    for _ in range(50):  # as an ingest of 50 files into one tenant and ACL
+        names.check_tenant("acme")
+        names.check_groups("acme", ["g1"])
+    assert users.lists == 2
+    with pytest.raises(LookalikeName, match="group 'ɡ1' looks like the group 'g1'"):
+        names.check_groups("acme", ["ɡ1"])
+    with pytest.raises(LookalikeName, match="tenant 'ACME'"):
+        names.check_tenant("ACME")
+    names.check_groups("acme", ["g2"])  # new, and unlike g1: accepted, not remembered
+    before = users.lists
+    names.check_groups("acme", ["g2"])
+    assert users.lists > before

@@ -22,6 +22,8 @@ from citadel.domain.names import check_new_name, lookalike
 from citadel.domain.source import Source
 from citadel.domain.users import User
 
+_REMEMBERED = 10_000
+
 
 class UserLister(Protocol):
     def list(self, tenant: str | None = None) -> Sequence[User]:
@@ -41,6 +43,10 @@ class NameRegister:
     def __init__(self, users: UserLister | None = None, sources: SourceLister | None = None):
         self._users = users
         self._sources = sources
+        self._passed: set[tuple[str, str, str]] = set()
+        """(kind, tenant, name) already found to exist (names are not removed): an ingest
+        of many files into one tenant and ACL reads the users and sources once, not once
+        per file. A new name is not remembered until it is seen to exist."""
 
     def check_user(self, name: str) -> None:
         """``LookalikeName`` unless ``name`` is a user name no existing user's looks like."""
@@ -50,7 +56,11 @@ class NameRegister:
 
     def check_tenant(self, tenant: str) -> None:
         """``LookalikeName`` unless ``tenant`` exists, or is new and looks like no tenant."""
+        key = ("tenant", "", tenant)
+        if key in self._passed:
+            return
         if self._known_tenant(tenant):
+            self._remember(key)
             return
         tenants = {u.tenant for u in self._list_users(None)}
         tenants |= {s.tenant for s in self._list_sources(None)}
@@ -60,16 +70,23 @@ class NameRegister:
         """``LookalikeName`` unless each of ``groups`` exists in ``tenant``, or is new and
         looks like no group of ``tenant`` (nor like another of ``groups``)."""
         wanted = sorted(set(groups))
-        if not wanted:
+        if all(("group", tenant, group) in self._passed for group in wanted):
             return
         known = {g for u in self._list_users(tenant) for g in u.groups}
-        if known.issuperset(wanted):
-            return  # the usual case (an ACL names its readers' groups): no source is read
-        known |= {g for s in self._list_sources(tenant) for g in s.acl_groups}
+        if not known.issuperset(wanted):
+            # An ACL usually names its readers' groups: only otherwise are sources read.
+            known |= {g for s in self._list_sources(tenant) for g in s.acl_groups}
         for group in wanted:
             others = known | (set(wanted) - {group})
             if group not in known:
                 self._check("group", group, others, "group {new} looks like the group {old}")
+        for group in known.intersection(wanted):
+            self._remember(("group", tenant, group))
+
+    def _remember(self, key: tuple[str, str, str]) -> None:
+        if len(self._passed) >= _REMEMBERED:
+            self._passed.clear()
+        self._passed.add(key)
 
     def _check(self, kind: str, name: str, existing: Iterable[str], message: str) -> None:
         existing = set(existing)
