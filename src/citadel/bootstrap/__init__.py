@@ -35,6 +35,7 @@ from citadel.app.circuit import CircuitBreaker
 from citadel.app.evaluation import BeirDataset
 from citadel.app.ingest import IngestService
 from citadel.app.library import LibraryService
+from citadel.app.names import NameRegister
 from citadel.app.ports import (
     AnswerGenerator,
     AuditLog,
@@ -161,6 +162,7 @@ def build(
         library, lambda url: _safe_href(policy, url), viewer, metrics=metrics, tracer=tracer
     )
     originals = FileOriginals(settings.home / "originals")
+    names = NameRegister(users, library)  # new names are checked against users' and ACLs'
     return Services(
         settings=settings,
         ingest=IngestService(
@@ -172,11 +174,12 @@ def build(
             check_url=lambda url: _registered_url(policy, url),
             metrics=metrics,
             units=stored_units,
+            names=names,
         ),
         documents=FileDocuments(default_parsers(settings), max_file_bytes=settings.max_file_bytes),
         reindex=ReindexService(library, chosen_embedder, units=(library, stored_units)),
-        library=LibraryService(library, library, originals),
-        users=UserService(users, clock),
+        library=LibraryService(library, library, originals, names),
+        users=UserService(users, clock, names),
         search=search,
         answer=AnswerService(
             retrieval or search,
