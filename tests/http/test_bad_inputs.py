@@ -29,3 +29,20 @@ def test_the_same_body_without_the_defect_is_answered(client: TestClient, librar
         headers={"content-type": "application/json", **bearer(library, "ada")},
     )
     assert reply.status_code == 200
+
+
+@pytest.mark.parametrize("declared", [b"\xb2", b"1" + b"0" * 5000], ids=["superscript 2", "long"])
+def test_a_content_length_int_cannot_read_is_no_server_error(
+    client: TestClient, library: Library, declared: bytes
+) -> None:
+    # "²" passes str.isdigit() and fails int(); 5,001 digits fail it too.
+    reply = client.post(
+        "/v1/search",
+        content=b'{"query": "eigenvalues"}',
+        headers={
+            "content-type": b"application/json",
+            "content-length": declared,
+            **{k: v.encode() for k, v in bearer(library, "ada").items()},
+        },
+    )
+    assert reply.status_code in (200, 413), reply.text

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from citadel.domain.errors import InvalidValue
-from citadel.domain.integers import MAX_INT_DIGITS, check_int, check_int_literal, parse_int
+from citadel.domain.integers import (
+    MAX_INT_DIGITS,
+    check_int,
+    check_int_literal,
+    declared_over,
+    parse_int,
+)
 
 
 @pytest.mark.parametrize(("text", "number"), [("1999", 1999), (" -44 ", -44), ("+7", 7)])
@@ -47,3 +53,23 @@ def test_json_integer_literals_have_bounded_length() -> None:
     assert check_int_literal("-" + "9" * MAX_INT_DIGITS) == -int("9" * MAX_INT_DIGITS)
     with pytest.raises(InvalidValue, match="5001 digits is over the 64-digit limit"):
         check_int_literal("1" + "0" * 5000)
+
+
+@pytest.mark.parametrize(
+    ("declared", "over"),
+    [
+        ("100", False),
+        ("101", True),
+        (" 0000101 ", True),
+        ("1" + "0" * 5000, True),  # too long to convert: over any limit
+        ("²", False),  # a digit to str.isdigit, not to int()
+        ("٣", False),
+        ("-5", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_a_declared_size_is_over_the_limit_only_when_its_digits_say_so(
+    declared: str | None, over: bool
+) -> None:
+    assert declared_over(declared, 100) is over

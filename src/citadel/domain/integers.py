@@ -73,3 +73,15 @@ def _shown(value: object) -> str:
         return str(value)
     text = repr(value)
     return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+
+
+def declared_over(text: str | None, limit: int) -> bool:
+    """True when a declared size (a ``Content-Length`` header) says more than
+    ``limit``: ASCII digits naming a larger number, however many there are (a
+    number too long to convert is over any limit). Anything else declares nothing;
+    the body is still counted as it arrives."""
+    stripped = (text or "").strip()
+    if not stripped.isascii() or not stripped.isdigit():
+        return False  # "²".isdigit() too, which int() refuses
+    digits = stripped.lstrip("0")
+    return len(digits) > len(str(limit)) or (digits != "" and int(digits) > limit)

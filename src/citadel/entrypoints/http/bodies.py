@@ -30,6 +30,7 @@ from starlette.requests import Request
 from citadel.app.errors import InvalidRequest
 from citadel.domain import json_input
 from citadel.domain.errors import InvalidValue
+from citadel.domain.integers import declared_over
 from citadel.domain.users import Actor
 from citadel.entrypoints.http.auth import api_actor, edge
 from citadel.entrypoints.http.errors import TooLarge
@@ -43,7 +44,7 @@ async def read_capped(request: Request, limit: int) -> bytes:
     """The whole body, refused (``TooLarge``) once it is over ``limit`` bytes: at once
     when ``Content-Length`` says so, else as soon as that many bytes have arrived."""
     declared = request.headers.get("content-length")
-    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+    if declared_over(declared, limit):
         raise TooLarge(f"the JSON body is over the {limit}-byte limit")
     body = bytearray()
     async for chunk in request.stream():
