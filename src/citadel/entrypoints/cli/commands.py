@@ -117,7 +117,9 @@ def ingest(
     author: Annotated[
         list[str] | None, typer.Option(help="Author (repeatable); overrides the file's.")
     ] = None,
-    year: Annotated[int | None, typer.Option(parser=year_option, help="Publication year.")] = None,
+    year: Annotated[
+        int | None, typer.Option(parser=year_option, help="Publication year, -9999–9999.")
+    ] = None,
     tag: Annotated[list[str] | None, typer.Option(help="Tag (repeatable).")] = None,
     json_out: JsonFlag = False,
     home: HomeOption = None,
@@ -237,7 +239,8 @@ def _warn_missing_vectors(services: Services) -> None:
 def search(
     query: Annotated[str, typer.Argument(help="What to look for (plain text).")],
     limit: Annotated[
-        int, typer.Option(parser=whole(1, MAX_REQUEST_LIMIT, "limit"), help="How many results.")
+        int,
+        typer.Option(parser=whole(1, MAX_REQUEST_LIMIT, "limit"), help="How many results, 1–100."),
     ] = 10,
     source: SourceOption = None,
     tag: TagOption = None,
@@ -278,7 +281,7 @@ def ask(
         float, typer.Option(min=0.0, max=1.0, help="Score floor for evidence, in [0, 1].")
     ] = 0.0,
     limit: Annotated[
-        int, typer.Option(parser=whole(1, 50, "limit"), help="Search results to consider.")
+        int, typer.Option(parser=whole(1, 50, "limit"), help="Search results to consider, 1–50.")
     ] = 20,
     source: SourceOption = None,
     tag: TagOption = None,

@@ -53,11 +53,11 @@ year = whole(YEAR_MIN, YEAR_MAX, "a year")
 
 YearFromOption = Annotated[
     int | None,
-    typer.Option("--year-from", parser=year, help="Only sources from this year on."),
+    typer.Option("--year-from", parser=year, help="Only sources from this year on (-9999–9999)."),
 ]
 YearToOption = Annotated[
     int | None,
-    typer.Option("--year-to", parser=year, help="Only sources up to this year."),
+    typer.Option("--year-to", parser=year, help="Only sources up to this year (-9999–9999)."),
 ]
 
 
