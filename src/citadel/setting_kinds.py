@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from citadel.domain.errors import InvalidValue
+from citadel.domain.integers import parse_int
 from citadel.domain.secrets import SecretStr
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
@@ -52,12 +54,9 @@ class Integer:
         if raw == "":
             return None
         try:
-            value = int(raw)
-        except ValueError:
-            raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
-        if value < self.minimum:
-            raise ConfigError(f"{name} must be at least {self.minimum}, got {value}")
-        return value
+            return parse_int(raw, low=self.minimum, high=None, what=name)
+        except InvalidValue as exc:
+            raise ConfigError(str(exc)) from None
 
     def show(self, value: object) -> str:
         return _plain(value)

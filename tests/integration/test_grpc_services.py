@@ -40,6 +40,7 @@ from citadel.entrypoints.grpc.services import AnswerServicer, RetrievalServicer
 from citadel.entrypoints.present.shapes import answer_json, search_json
 from citadel.wire.gen import answer_pb2, retrieval_pb2
 from citadel.wire.identity import ANSWER, RETRIEVAL, actor_metadata
+from tests.bad_inputs import BAD_INPUTS, BadInput
 from tests.builders import operator
 
 T = TypeVar("T")
@@ -395,6 +396,45 @@ def test_bad_requests_are_invalid_argument(deployment: Deployment) -> None:
         answer_message().SerializeToString() + b"\x1a\x0bI am proof."
     )
     assert "does not define" in refused(invalid, d, d.answer, "edge-api", smuggled)
+
+
+def _grpc_form(case: BadInput) -> retrieval_pb2.SearchRequest | None:
+    """The shared table's case as a search request's ``limit`` on the wire; None where
+    protobuf carries no such thing: its types are fixed by the schema (no ``true``,
+    ``"5"`` or ``5.0`` for an int32), an int32 holds no 5,001-digit number, and a
+    repeated scalar field is defined to merge (the last wins in every reader)."""
+    if case.id == "unknown field":
+        # field 99, varint 1: a field this API does not define
+        sent = retrieval_pb2.SearchRequest(query="eigenvalues", limit=5).SerializeToString()
+        return retrieval_pb2.SearchRequest.FromString(sent + b"\x98\x06\x01")
+    if case.id == "below the range":
+        return retrieval_pb2.SearchRequest(query="eigenvalues", limit=0)
+    if case.id == "past int64":
+        return retrieval_pb2.SearchRequest(query="eigenvalues", limit=2**31 - 1)
+    return None
+
+
+GRPC_CASES = [case for case in BAD_INPUTS if _grpc_form(case) is not None]
+
+
+@pytest.mark.parametrize("case", GRPC_CASES, ids=[case.id for case in GRPC_CASES])
+def test_the_shared_bad_inputs_are_invalid_argument(deployment: Deployment, case: BadInput) -> None:
+    d = deployment
+    message = _grpc_form(case)
+    details = refused(grpc.StatusCode.INVALID_ARGUMENT, d, d.retrieval, "edge-api", message)
+    assert "limit" in details or "does not define" in details
+
+
+def test_a_limit_over_what_http_and_mcp_allow_is_refused_too(deployment: Deployment) -> None:
+    d = deployment
+    over = retrieval_pb2.SearchRequest(query="eigenvalues", limit=101)
+    details = refused(grpc.StatusCode.INVALID_ARGUMENT, d, d.retrieval, "edge-api", over)
+    assert "limit must be from 1 to 100" in details
+    years = retrieval_pb2.SearchRequest(
+        query="q", filters=retrieval_pb2.SearchFilters(year_min=10**6)
+    )
+    details = refused(grpc.StatusCode.INVALID_ARGUMENT, d, d.retrieval, "edge-api", years)
+    assert "year_min must be from -9999 to 9999" in details
 
 
 # --- the clients and split mode --------------------------------------------

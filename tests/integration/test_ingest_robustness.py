@@ -322,3 +322,55 @@ def test_kill_9_during_ingest_leaves_no_partial_version_and_a_rerun_completes(
     report = json.loads(done.stdout)
     assert report["status"] in {"created", "unchanged"} and report["chunks"] > 100
     consistent(home / "citadel.db")
+
+
+def _ingest_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "citadel", "ingest", *args, "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+        env={**os.environ, "CITADEL_HOME": str(tmp_path / "home"), "CITADEL_EMBEDDER": "hashing"},
+    )
+
+
+def test_a_sidecar_year_out_of_range_fails_its_file_alone_and_the_batch_goes_on(
+    tmp_path: Path,
+) -> None:
+    files = []
+    for name, year in (("huge", "99999999999999999999"), ("long", "1" + "0" * 5000)):
+        book = tmp_path / f"{name}.md"
+        book.write_text(f"# {name}\n\nA paragraph about eigenvalues of the {name} matrix.\n")
+        (tmp_path / f"{name}.md.citadel.json").write_text(f'{{"year": {year}}}')
+        files.append(str(book))
+    good = tmp_path / "good.md"
+    good.write_text("# Good\n\nA perfectly fine paragraph about eigenvectors.\n")
+    result = _ingest_cli(tmp_path, *files, str(good))
+    assert "Traceback" not in result.stderr and result.returncode == 1
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(line["status"], line.get("reason")) for line in lines] == [
+        ("failed", "bad_sidecar"),
+        ("failed", "bad_sidecar"),
+        ("created", None),
+    ]
+    assert "year must be from -9999 to 9999" in lines[0]["error"]
+    assert "5001 digits is over the 64-digit limit" in lines[1]["error"]
+
+
+def test_a_year_flag_out_of_range_is_bad_usage_said_plainly(tmp_path: Path) -> None:
+    good = tmp_path / "good.md"
+    good.write_text("# Good\n\nA perfectly fine paragraph about eigenvectors.\n")
+    result = _ingest_cli(tmp_path, str(good), "--year", "9" * 30)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "a year must be from -9999 to 9999" in result.stderr
+
+
+def test_the_use_case_refuses_a_year_out_of_range_before_parsing(tmp_path: Path) -> None:
+    ingest, files, _ = service(tmp_path)
+    good = tmp_path / "good.md"
+    good.write_text("# Good\n\nA perfectly fine paragraph about eigenvectors.\n")
+    with pytest.raises(IngestError) as caught:
+        ingest.ingest(files.open(good), IngestOptions(year=10**30), actor=operator())
+    assert caught.value.reason == "invalid_year" and "from -9999 to 9999" in str(caught.value)

@@ -118,4 +118,6 @@ def citadel_command() -> list[str]:
 
 
 def base_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
+    # PYTHONPATH too: a server process runs the code under test, not another checkout's.
+    kept = ("PATH", "HOME", "LANG", "TMPDIR", "PYTHONPATH")
+    return {k: v for k, v in os.environ.items() if k in kept}

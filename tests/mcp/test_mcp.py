@@ -356,3 +356,58 @@ def test_stdio_refuses_an_unknown_user_before_serving(mcp_library: McpLibrary) -
     assert done.returncode == 2
     assert done.stdout == ""
     assert "nobody" in done.stderr
+
+
+def test_stdio_refuses_a_line_the_shared_json_rule_refuses(mcp_library: McpLibrary) -> None:
+    # A duplicate key (the SDK alone would take the last) and a 5,001-digit literal:
+    # each a JSON-RPC parse error with its id; the next request is served as usual.
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    call = '{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "search",'
+    lines = [
+        json.dumps(hello),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        call % 2 + ' "arguments": {"query": "read.table", "limit": 0, "limit": 2}}}',
+        call % 3 + ' "arguments": {"query": "read.table", "limit": 1' + "0" * 5000 + "}}}",
+        call % 4 + ' "arguments": {"query": "read.table", "limit": 2}}}',
+    ]
+    with subprocess.Popen(
+        [*citadel_command(), "mcp", "--as", "ada"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**base_env(), **mcp_library.env()},
+        cwd=ROOT,
+    ) as process:
+        assert process.stdin is not None and process.stdout is not None
+        watchdog = threading.Timer(120, process.kill)
+        watchdog.start()
+        try:
+            for line in lines:
+                process.stdin.write(line + "\n")
+                process.stdin.flush()
+            replies: dict[Any, dict[str, Any]] = {}
+            while not {2, 3, 4} <= replies.keys():
+                line = process.stdout.readline()
+                assert line, "the server closed stdout before answering"
+                reply = json.loads(line)
+                replies[reply.get("id")] = reply
+            process.stdin.close()
+            process.wait(30)
+        finally:
+            watchdog.cancel()
+            process.kill()
+    assert replies[2]["error"]["code"] == -32700
+    assert "duplicate key 'limit'" in replies[2]["error"]["message"]
+    assert replies[3]["error"]["code"] == -32700
+    assert "5001 digits" in replies[3]["error"]["message"]
+    assert replies[4]["result"]["structuredContent"]["results"]

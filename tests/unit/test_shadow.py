@@ -291,7 +291,7 @@ def test_a_record_parses() -> None:
 @pytest.mark.parametrize(
     ("raw", "reason"),
     [
-        (b"{not json", "not JSON"),
+        (b"{not json", "not valid JSON"),
         (b"[1, 2]", "not a JSON object"),
         (b"\xff\xfe", "not UTF-8"),
         (line({k: v for k, v in RECORD.items() if k != "timestamp"}), "missing field 'timestamp'"),

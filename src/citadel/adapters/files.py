@@ -9,7 +9,6 @@ resolved path, by which a moved file is recognised). Refusals are
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,9 @@ from typing import Any
 from citadel.app.errors import IngestError, ParseError
 from citadel.app.ports import DocumentMetadata, DocumentParser, ProgressCallback
 from citadel.domain.document import ParsedDocument
+from citadel.domain.errors import InvalidValue
+from citadel.domain.integers import YEAR_MAX, YEAR_MIN, check_int
+from citadel.domain.json_input import loads_strict
 
 SIDECAR_SUFFIX = ".citadel.json"
 _SIDECAR_FIELDS = frozenset({"source_id", "url", "title", "authors", "year", "tags", "acl"})
@@ -94,18 +96,23 @@ def _sidecar(path: Path) -> DocumentMetadata | None:
         return None
     shown = str(sidecar)
     try:
-        data = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = loads_strict(sidecar.read_bytes())
+    except OSError as exc:
         raise IngestError(
-            shown, "bad_sidecar", f"the sidecar manifest is not valid JSON: {exc}"
+            shown, "bad_sidecar", f"the sidecar manifest cannot be read: {exc}"
         ) from exc
+    except InvalidValue as exc:
+        raise IngestError(shown, "bad_sidecar", f"the sidecar manifest: {exc}") from None
     if not isinstance(data, dict) or set(data) - _SIDECAR_FIELDS:
         raise IngestError(
             shown, "bad_sidecar", f"a sidecar holds an object with only: {sorted(_SIDECAR_FIELDS)}"
         )
     year = data.get("year")
-    if year is not None and (not isinstance(year, int) or isinstance(year, bool)):
-        raise IngestError(shown, "bad_sidecar", "year must be an integer")
+    if year is not None:
+        try:
+            year = check_int(year, low=YEAR_MIN, high=YEAR_MAX, what="year")
+        except InvalidValue as exc:
+            raise IngestError(shown, "bad_sidecar", str(exc)) from None
     acl = _names(data, "acl", shown)
     return DocumentMetadata(
         source_id=_text(data, "source_id", shown),

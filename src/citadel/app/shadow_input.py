@@ -14,13 +14,15 @@ number, so a report never rests on a half-read file.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from citadel.app.errors import InvalidRequest
+from citadel.domain.errors import InvalidValue
+from citadel.domain.integers import MAX_VERSION, check_int, parse_int
+from citadel.domain.json_input import loads_strict
 
 MAX_LINE_BYTES = 1 << 20
 """A line longer than this (1 MiB) is refused: no answer record needs it."""
@@ -73,11 +75,9 @@ def parse_record(line: int, raw: bytes) -> ShadowRecord:
     if len(raw) > MAX_LINE_BYTES:
         raise BadRecord(line, f"longer than {MAX_LINE_BYTES} bytes")
     try:
-        value = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise BadRecord(line, "not UTF-8") from None
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise BadRecord(line, f"not JSON ({exc})") from None
+        value = loads_strict(raw)
+    except InvalidValue as exc:
+        raise BadRecord(line, str(exc)) from None
     if not isinstance(value, dict):
         raise BadRecord(line, "not a JSON object")
     unknown = sorted(set(value) - _KNOWN)
@@ -135,7 +135,10 @@ def _citation(line: int, index: int, value: Any) -> CitedRef:
     where = f"citation {index}"
     if isinstance(value, str):
         _check_length(line, where, value)
-        return cited_text(value)
+        try:
+            return cited_text(value)
+        except InvalidValue as exc:
+            raise BadRecord(line, f"{where}: {exc}") from None
     if not isinstance(value, dict):
         raise BadRecord(line, f"{where} must be a string or an object")
     unknown = sorted(set(value) - _CITATION_KEYS)
@@ -153,10 +156,11 @@ def _citation(line: int, index: int, value: Any) -> CitedRef:
     if "url" in fields and "path" in fields:
         raise BadRecord(line, f"{where} has both a url and a path: one link per citation")
     version = value.get("version")
-    if version is not None and (
-        isinstance(version, bool) or not isinstance(version, int) or version < 1
-    ):
-        raise BadRecord(line, f"{where}: 'version' must be a whole number from 1")
+    if version is not None:
+        try:
+            check_int(version, low=1, high=MAX_VERSION, what=f"{where}: 'version'")
+        except InvalidValue as exc:
+            raise BadRecord(line, str(exc)) from None
     link = fields.get("url") or fields.get("path")
     text = link or fields["doc_id"]
     if link and "doc_id" in fields:
@@ -176,7 +180,8 @@ def _check_length(line: int, where: str, text: str) -> None:
 
 
 def cited_text(text: str) -> CitedRef:
-    """A citation given as one string: a URL, a path or a document id (``ID@3``)."""
+    """A citation given as one string: a URL, a path or a document id (``ID@3``);
+    ``InvalidValue`` when the version after ``@`` is out of range."""
     if _SCHEME.match(text):
         return CitedRef(text=text, url=text)
     if text.startswith("/"):
@@ -184,6 +189,10 @@ def cited_text(text: str) -> CitedRef:
     versioned = _VERSIONED_ID.fullmatch(text)
     if versioned is not None:
         return CitedRef(
-            text=text, doc_id=versioned.group("id"), version=int(versioned.group("version"))
+            text=text,
+            doc_id=versioned.group("id"),
+            version=parse_int(
+                versioned.group("version"), low=0, high=MAX_VERSION, what="the version after @"
+            ),
         )
     return CitedRef(text=text, doc_id=text)

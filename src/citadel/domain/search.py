@@ -7,6 +7,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from citadel.domain.errors import InvalidValue
+from citadel.domain.integers import YEAR_MAX, YEAR_MIN, check_int
+
+MAX_REQUEST_LIMIT = 100
+"""The most results a caller may ask for, on every surface (HTTP, MCP, gRPC)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +31,9 @@ class SearchFilters:
     section_prefix: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        for name in ("year_min", "year_max"):
+            if getattr(self, name) is not None:
+                check_int(getattr(self, name), low=YEAR_MIN, high=YEAR_MAX, what=name)
         if (
             self.year_min is not None
             and self.year_max is not None

@@ -22,8 +22,16 @@ from citadel.domain.answer import (
     GroundedAnswer,
 )
 from citadel.domain.errors import InvalidValue
+from citadel.domain.integers import check_int
 from citadel.domain.manifest import ContextEvidence, Manifest, ManifestEntry
-from citadel.domain.search import Evidence, SearchFilters, SearchMode, SearchRequest, SearchResult
+from citadel.domain.search import (
+    MAX_REQUEST_LIMIT,
+    Evidence,
+    SearchFilters,
+    SearchMode,
+    SearchRequest,
+    SearchResult,
+)
 from citadel.wire.citations import citation_from_wire, citation_to_wire
 from citadel.wire.errors import InvalidMessage
 from citadel.wire.gen import answer_pb2 as apb
@@ -114,7 +122,11 @@ def search_request_from_wire(message: rpb.SearchRequest) -> SearchRequest:
         )
         return SearchRequest(
             query=message.query,
-            limit=message.limit if message.HasField("limit") else 10,
+            limit=(
+                check_int(message.limit, low=1, high=MAX_REQUEST_LIMIT, what="limit")
+                if message.HasField("limit")
+                else 10
+            ),
             filters=filters,
             mode=mode,
         )

@@ -26,6 +26,7 @@ from citadel.app.ports import (
 from citadel.domain.chunking import ChunkingPolicy
 from citadel.domain.document import ParsedDocument
 from citadel.domain.errors import InvalidValue
+from citadel.domain.integers import YEAR_MAX, YEAR_MIN, check_int
 from citadel.domain.source import check_source_id
 from citadel.domain.users import Actor, check_groups, check_name
 
@@ -181,6 +182,11 @@ class IngestService:
                 check_source_id(options.source_id)
         except InvalidValue as exc:
             raise IngestError(shown, "invalid_source_id", str(exc)) from None
+        try:
+            if options.year is not None:
+                check_int(options.year, low=YEAR_MIN, high=YEAR_MAX, what="the year")
+        except InvalidValue as exc:
+            raise IngestError(shown, "invalid_year", str(exc)) from None
         try:
             require_librarian(actor)
         except Forbidden as exc:

@@ -26,7 +26,8 @@ from citadel.app.ingest import IngestOptions
 from citadel.app.originals import keep_original
 from citadel.app.ports import ProgressCallback
 from citadel.bootstrap import Services
-from citadel.domain.search import SearchRequest
+from citadel.domain.errors import DomainError
+from citadel.domain.search import MAX_REQUEST_LIMIT, SearchRequest
 from citadel.domain.users import Actor, Role
 from citadel.entrypoints.cli.admin import audit_app, sources_app, users_app
 from citadel.entrypoints.cli.db import db_app
@@ -37,6 +38,10 @@ from citadel.entrypoints.cli.filters import (
     YearFromOption,
     YearToOption,
     search_filters,
+    whole,
+)
+from citadel.entrypoints.cli.filters import (
+    year as year_option,
 )
 from citadel.entrypoints.cli.mcp import mcp
 from citadel.entrypoints.cli.reindex import missing_vectors_warning, reindex_line, run_reindex
@@ -112,7 +117,9 @@ def ingest(
     author: Annotated[
         list[str] | None, typer.Option(help="Author (repeatable); overrides the file's.")
     ] = None,
-    year: Annotated[int | None, typer.Option(help="Publication year.")] = None,
+    year: Annotated[
+        int | None, typer.Option(parser=year_option, help="Publication year, -9999–9999.")
+    ] = None,
     tag: Annotated[list[str] | None, typer.Option(help="Tag (repeatable).")] = None,
     json_out: JsonFlag = False,
     home: HomeOption = None,
@@ -147,9 +154,10 @@ def ingest(
                         embed_progress=embedded,
                     )
                 keep_original(services.originals, services.library, path, report, operator)
-            except AppError as exc:
-                # A refused file (IngestError), or what stops any file now (the
-                # embedding model cannot load): reported per path, the rest go on.
+            except (AppError, DomainError) as exc:
+                # A refused file (IngestError), a value the domain refused, or what
+                # stops any file now (the embedding model cannot load): reported per
+                # path, the rest go on.
                 failed += 1
                 reason = exc.reason if isinstance(exc, IngestError) else _code(exc)
                 shown = str(exc) if isinstance(exc, IngestError) else f"{path}: {exc}"
@@ -230,7 +238,10 @@ def _warn_missing_vectors(services: Services) -> None:
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="What to look for (plain text).")],
-    limit: Annotated[int, typer.Option(min=1, max=100, help="How many results.")] = 10,
+    limit: Annotated[
+        int,
+        typer.Option(parser=whole(1, MAX_REQUEST_LIMIT, "limit"), help="How many results, 1–100."),
+    ] = 10,
     source: SourceOption = None,
     tag: TagOption = None,
     year_from: YearFromOption = None,
@@ -269,7 +280,9 @@ def ask(
     minimum_evidence_score: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="Score floor for evidence, in [0, 1].")
     ] = 0.0,
-    limit: Annotated[int, typer.Option(min=1, max=50, help="Search results to consider.")] = 20,
+    limit: Annotated[
+        int, typer.Option(parser=whole(1, 50, "limit"), help="Search results to consider, 1–50.")
+    ] = 20,
     source: SourceOption = None,
     tag: TagOption = None,
     year_from: YearFromOption = None,

@@ -7,10 +7,13 @@ year, inclusive. A range that runs backwards is bad usage (exit 2), said plainly
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
+from citadel.domain.errors import InvalidValue
+from citadel.domain.integers import YEAR_MAX, YEAR_MIN, check_int, parse_int
 from citadel.domain.search import SearchFilters
 from citadel.entrypoints.cli.support import err
 
@@ -28,13 +31,33 @@ TagOption = Annotated[
         "--tag", help="Only sources with this tag (repeat: any of them).", show_default=False
     ),
 ]
+
+
+def whole(low: int, high: int, what: str) -> Callable[[str | int], int]:
+    """The parser of an integer option: the domain's one integer rule (usage error if bad)."""
+
+    def parse(text: str | int) -> int:
+        try:
+            # click hands a default (or a value it already converted) over as an int.
+            if isinstance(text, int):
+                return check_int(text, low=low, high=high, what=what)
+            return parse_int(text, low=low, high=high, what=what)
+        except InvalidValue as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return parse
+
+
+year = whole(YEAR_MIN, YEAR_MAX, "a year")
+
+
 YearFromOption = Annotated[
     int | None,
-    typer.Option("--year-from", min=-9999, max=9999, help="Only sources from this year on."),
+    typer.Option("--year-from", parser=year, help="Only sources from this year on (-9999–9999)."),
 ]
 YearToOption = Annotated[
     int | None,
-    typer.Option("--year-to", min=-9999, max=9999, help="Only sources up to this year."),
+    typer.Option("--year-to", parser=year, help="Only sources up to this year (-9999–9999)."),
 ]
 
 

@@ -28,6 +28,7 @@ from citadel.bootstrap.grpc_wiring import (
     prepare_grpc,
 )
 from citadel.config import ConfigError, Settings
+from citadel.domain.integers import parse_int
 from citadel.domain.users import Role
 from citadel.entrypoints.cli.support import HomeOption, err, open_services
 from citadel.entrypoints.cli.text import terminal_safe
@@ -255,9 +256,10 @@ def _metrics_listener(services: Services, address: str | None) -> Callable[[], N
         return None
     host, _, port = address.rpartition(":")
     try:
-        if not host or not port.isdigit():
+        if not host:
             raise ValueError(f"{address!r} is not HOST:PORT")
-        bound, stop = services.metrics.listen(host.strip("[]"), int(port))
+        number = parse_int(port, low=0, high=65535, what="the metrics port")
+        bound, stop = services.metrics.listen(host.strip("[]"), number)
     except (ValueError, OSError) as exc:
         services.close()
         err.print(f"[red]configuration error:[/red] --metrics: {escape(str(exc))}")

@@ -18,7 +18,6 @@ is checked. The ``/v1`` endpoints therefore take their bodies from
 # signature at run time, and ``caller`` in it is a closure variable.
 
 import email.message
-import json
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
@@ -29,6 +28,9 @@ from pydantic.json_schema import models_json_schema
 from starlette.requests import Request
 
 from citadel.app.errors import InvalidRequest
+from citadel.domain import json_input
+from citadel.domain.errors import InvalidValue
+from citadel.domain.integers import declared_over
 from citadel.domain.users import Actor
 from citadel.entrypoints.http.auth import api_actor, edge
 from citadel.entrypoints.http.errors import TooLarge
@@ -38,15 +40,11 @@ M = TypeVar("M", bound=BaseModel)
 _REF = "#/components/schemas/{model}"
 
 
-class DuplicateKey(ValueError):
-    pass
-
-
 async def read_capped(request: Request, limit: int) -> bytes:
     """The whole body, refused (``TooLarge``) once it is over ``limit`` bytes: at once
     when ``Content-Length`` says so, else as soon as that many bytes have arrived."""
     declared = request.headers.get("content-length")
-    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+    if declared_over(declared, limit):
         raise TooLarge(f"the JSON body is over the {limit}-byte limit")
     body = bytearray()
     async for chunk in request.stream():
@@ -56,34 +54,13 @@ async def read_capped(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise DuplicateKey(key)
-        out[key] = value
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def loads_strict(raw: bytes) -> Any:
-    """Standard JSON (RFC 8259): an object's keys are unique, numbers are finite."""
+    """The body's JSON value, read by the domain's one JSON rule (``json_input``):
+    unique keys, finite numbers, integer literals of bounded length."""
     try:
-        text = raw.decode("utf-8")
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
-    except DuplicateKey as exc:
-        raise InvalidRequest(
-            f"duplicate key {exc.args[0]!r} in the JSON body: each field may appear once"
-        ) from None
-    except UnicodeDecodeError:
-        raise InvalidRequest("the body is not UTF-8") from None
-    except json.JSONDecodeError as exc:
-        raise InvalidRequest(f"the body is not valid JSON: {exc.msg} at {exc.pos}") from None
-    except (ValueError, RecursionError) as exc:
-        raise InvalidRequest(f"the body is not valid JSON: {exc}") from None
+        return json_input.loads_strict(raw)
+    except InvalidValue as exc:
+        raise InvalidRequest(f"the JSON body: {exc}") from None
 
 
 def _check_content_type(request: Request) -> None:

@@ -4,35 +4,34 @@ An answer request is a search and a score floor. Passages, citations, user,
 role or tenant fields are unknown fields here, so they are refused with a
 message naming them; identity comes only from the credentials.
 
-Numbers are strict: JSON ``true`` is not the integer 1, and an integer field
-takes no ``5.0`` or ``"5"``. The body itself is read and parsed by ``bodies``
-(duplicate keys and non-standard JSON are refused there).
+Types are strict (``entrypoints.inputs``, the rule MCP tool arguments share):
+JSON ``true`` is not the integer 1, and an integer field takes no ``5.0`` or ``"5"``.
+The body itself is read and parsed by ``bodies`` (duplicate keys and
+non-standard JSON are refused there).
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from citadel.app.answer import AnswerRequest
-from citadel.domain.search import SearchFilters, SearchMode, SearchRequest
+from citadel.domain.integers import YEAR_MAX, YEAR_MIN
+from citadel.domain.search import MAX_REQUEST_LIMIT, SearchFilters, SearchMode, SearchRequest
 from citadel.domain.users import Role
+from citadel.entrypoints.inputs import StrictInput
 
 _Name = Field(min_length=1, max_length=256)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class FiltersBody(_Strict):
+class FiltersBody(StrictInput):
     """Restrictions applied inside retrieval; empty fields do not restrict."""
 
     source_ids: list[str] = Field(default_factory=list, max_length=100)
     authors: list[str] = Field(default_factory=list, max_length=100)
     tags_any: list[str] = Field(default_factory=list, max_length=100)
     tags_all: list[str] = Field(default_factory=list, max_length=100)
-    year_min: int | None = Field(default=None, ge=-9999, le=9999, strict=True)
-    year_max: int | None = Field(default=None, ge=-9999, le=9999, strict=True)
+    year_min: int | None = Field(default=None, ge=YEAR_MIN, le=YEAR_MAX, strict=True)
+    year_max: int | None = Field(default=None, ge=YEAR_MIN, le=YEAR_MAX, strict=True)
     section_prefix: list[str] = Field(default_factory=list, max_length=20)
 
     def domain(self) -> SearchFilters:
@@ -47,12 +46,12 @@ class FiltersBody(_Strict):
         )
 
 
-class SearchBody(_Strict):
+class SearchBody(StrictInput):
     """A search: what to look for, how many results, which retrieval, which filters."""
 
     query: str = Field(min_length=1, max_length=2000)
-    limit: int = Field(default=10, ge=1, le=100, strict=True)
-    mode: SearchMode = SearchMode.HYBRID
+    limit: int = Field(default=10, ge=1, le=MAX_REQUEST_LIMIT, strict=True)
+    mode: SearchMode = Field(default=SearchMode.HYBRID, strict=False)
     filters: FiltersBody = Field(default_factory=FiltersBody)
 
     def domain(self) -> SearchRequest:
@@ -61,7 +60,7 @@ class SearchBody(_Strict):
         )
 
 
-class AnswerBody(_Strict):
+class AnswerBody(StrictInput):
     """An answer request: a search and a score floor for evidence — nothing else."""
 
     search: SearchBody
@@ -73,15 +72,15 @@ class AnswerBody(_Strict):
         return AnswerRequest(self.search.domain(), self.minimum_evidence_score)
 
 
-class AclBody(_Strict):
+class AclBody(StrictInput):
     """The groups that may read a source, replacing the old ones; empty: the whole tenant."""
 
     groups: list[str] = Field(max_length=100)
 
 
-class NewUserBody(_Strict):
+class NewUserBody(StrictInput):
     """A user to register in the admin's own tenant; its token is in the reply, once."""
 
     name: str = Field(min_length=1, max_length=128)
-    role: Role = Role.READER
+    role: Role = Field(default=Role.READER, strict=False)
     groups: list[str] = Field(default_factory=list, max_length=100)

@@ -35,6 +35,7 @@ from citadel.app.errors import Forbidden, InvalidRequest
 from citadel.app.ingest import IngestOptions, IngestReport
 from citadel.app.originals import keep_original
 from citadel.bootstrap import Services
+from citadel.domain.integers import declared_over
 from citadel.domain.users import Actor
 from citadel.entrypoints.http.errors import TooLarge
 
@@ -96,7 +97,7 @@ async def received(
         raise InvalidRequest("send the file as multipart/form-data in a field named 'file'")
     declared = request.headers.get("content-length", "")
     budget = max_file_bytes + _MAX_FIELDS * _MAX_FIELD_BYTES + 64 * 1024
-    if declared.isdigit() and int(declared) > budget:
+    if declared_over(declared, budget):
         raise TooLarge(f"the upload is over the {max_file_bytes}-byte limit")
     spool_root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"{os.getpid()}-", dir=spool_root) as tmp:

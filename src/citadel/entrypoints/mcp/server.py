@@ -25,8 +25,10 @@ from citadel.app.errors import AppError
 from citadel.app.ports.tracing import NullTracer, Tracer
 from citadel.config import ConfigError
 from citadel.domain.errors import InvalidValue
-from citadel.domain.search import SearchMode
+from citadel.domain.integers import YEAR_MAX, YEAR_MIN
+from citadel.domain.search import MAX_REQUEST_LIMIT, SearchMode
 from citadel.domain.users import Actor
+from citadel.entrypoints.mcp.arguments import strict_arguments
 from citadel.entrypoints.mcp.markdown import tool_result
 from citadel.entrypoints.mcp.models import AskOutput, PassageOut, SearchOutput
 from citadel.entrypoints.mcp.tools import CitadelTools, Filters
@@ -116,7 +118,7 @@ def request_id_of(request: Any | None) -> str | None:
 
 Query = Annotated[str, Field(min_length=1, max_length=2000, description="What to look for")]
 Question = Annotated[str, Field(min_length=1, max_length=2000, description="The question")]
-Limit = Annotated[int, Field(ge=1, le=100, description="How many results")]
+Limit = Annotated[int, Field(ge=1, le=MAX_REQUEST_LIMIT, description="How many results")]
 AskLimit = Annotated[int, Field(ge=1, le=50, description="Search results to consider")]
 Floor = Annotated[float, Field(ge=0.0, le=1.0, description="Score floor for evidence")]
 Ids = Annotated[
@@ -126,7 +128,8 @@ Ids = Annotated[
 Tags = Annotated[
     list[str] | None, Field(max_length=100, description="Only sources with any of these tags")
 ]
-Year = Annotated[int | None, Field(ge=-9999, le=9999, description="Publication year bound")]
+Year = Annotated[int | None, Field(ge=YEAR_MIN, le=YEAR_MAX, description="Publication year bound")]
+Mode = Annotated[SearchMode, Field(description="Which retrieval", strict=False)]
 Ref = Annotated[str | None, Field(max_length=64, description="A citation's ref (with answer_id)")]
 AnswerId = Annotated[
     str | None, Field(max_length=128, description="The answer_id of an ask result")
@@ -164,7 +167,7 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
         query: Query,
         ctx: Context[Any, Any],
         limit: Limit = 10,
-        mode: SearchMode = SearchMode.HYBRID,
+        mode: Mode = SearchMode.HYBRID,
         source_ids: Ids = None,
         tags_any: Tags = None,
         year_min: Year = None,
@@ -237,4 +240,5 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
 
         return tool_result(await dispatch("get_passage", ctx, caller, work, tracer))
 
+    strict_arguments(server)
     return server

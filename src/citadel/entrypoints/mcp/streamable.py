@@ -14,6 +14,10 @@ and the edge's middleware (request ids, logs, security headers) sees plain
 responses. DNS-rebinding checks are off: they protect servers that trust a
 browser's ambient credentials, and this one takes only a bearer token a page
 cannot attach.
+
+A message is read whole (up to ``http.max_json_bytes``) and checked by the
+JSON rule every surface shares (``domain.json_input``) before the SDK sees it:
+a duplicate key or an over-long integer is a JSON-RPC parse error (400).
 """
 
 from __future__ import annotations
@@ -27,11 +31,13 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from citadel.app.answer import Answering
 from citadel.app.errors import Unauthenticated
 from citadel.bootstrap import Services
+from citadel.domain.errors import InvalidValue
+from citadel.domain.json_input import loads_strict
 from citadel.domain.users import Actor
 from citadel.entrypoints.mcp.server import build_server
 from citadel.entrypoints.mcp.tools import CitadelTools
@@ -67,6 +73,7 @@ class McpHttp:
         answering: Answering | None = None,
     ) -> None:
         self._authenticate = authenticate
+        self._max_bytes = services.settings.http.max_json_bytes
         server: MCPServer[Any] = build_server(CitadelTools(services, answering), scope_actor)
         self._inner = server.streamable_http_app(
             streamable_http_path=PATH,
@@ -89,11 +96,70 @@ class McpHttp:
             await _refuse_method(send)
             return
         scope[ACTOR_KEY] = await run_in_threadpool(self._authenticate, Request(scope, receive))
-        await self._inner(scope, receive, send)
+        body = await _read_body(receive, self._max_bytes)
+        if body is None:
+            await _refuse_message(
+                send, 413, f"the message is over the {self._max_bytes}-byte limit"
+            )
+            return
+        try:
+            # The input rule of every surface: the SDK's own reader would let the
+            # last of two equal keys win, and turn a long integer into its own error.
+            loads_strict(body)
+        except InvalidValue as exc:
+            await _refuse_message(send, 400, f"the message: {exc}")
+            return
+        await self._inner(scope, _replay(body, receive), send)
 
     def running(self) -> AbstractAsyncContextManager[None]:
         """What must run while the server serves: the SDK's session manager."""
         return self._manager.run()
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The request's whole body, or None once it is over ``limit`` bytes."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return bytes(body)
+        body += message.get("body", b"")
+        if len(body) > limit:
+            return None
+        if not message.get("more_body", False):
+            return bytes(body)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` once, then what the client sends next."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replayed
+
+
+async def _refuse_message(send: Send, status: int, text: str) -> None:
+    """A JSON-RPC parse error (-32700), as the SDK answers a body it cannot read."""
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": text}}
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _refuse_method(send: Send) -> None:

@@ -30,6 +30,7 @@ from citadel.adapters.generators.openai.errors import (
     ProviderTimeout,
     ProviderUnavailable,
 )
+from citadel.domain.integers import declared_over
 from citadel.domain.secrets import SecretStr
 
 __all__ = [
@@ -244,7 +245,7 @@ async def _read_capped(response: httpx.Response, limit: int) -> bytes:
             "unexpected_encoding", "the response is compressed though identity was asked for"
         )
     declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
+    if declared_over(declared, limit):
         raise InvalidProviderOutput(
             "oversized_response", f"the response declares more than {limit} bytes"
         )
