@@ -54,6 +54,15 @@ SEARCH_SETTINGS: tuple[Setting, ...] = (
         " result keeps its own score; docs/retrieval.md)",
     ),
     Setting(
+        "CITADEL_FUSION_NEAR_TOP",
+        "fusion.near_top",
+        Number(),
+        _FUSION.near_top,
+        "an answer's evidence: a passage scoring at least this share of the best is"
+        " admitted before section diversity, so it is never left out (`1`: only ties with"
+        " the best; docs/retrieval.md)",
+    ),
+    Setting(
         "CITADEL_BM25_WEIGHTS",
         "bm25_weights",
         Weights(),

@@ -235,3 +235,25 @@ def test_selection_is_bounded_whatever_retrieval_returns() -> None:
     assert sum(context_bytes(item) for item in selected) <= limits.max_context_bytes
     assert all(len(item.passage.encode()) <= limits.max_passage_bytes for item in selected)
     assert len(set(ids(selected))) == len(selected)
+
+
+def test_a_passage_near_the_top_is_kept_whatever_diversity_would_pick() -> None:
+    # The is.na case: the best section's second passage (0.585 against 0.627) would
+    # wait for backfill behind eight weaker sections and fall out of the evidence.
+    best = make_evidence("na1", "NaN values", section="Missing values", score=0.627)
+    second = make_evidence("na2", "is.na(x) tests for NA", section="Missing values", score=0.585)
+    others = [
+        make_evidence(f"o{i}", f"other passage {i}", section=f"S{i}", score=0.5 - i / 100)
+        for i in range(10)
+    ]
+    ranked = [best, *others, second]
+    assert "na2" not in ids(select_evidence(ranked, Limits()))  # diversity alone
+    kept = ids(select_evidence(ranked, Limits(), near_top=0.85))
+    assert kept[:2] == ["na1", "na2"] and len(kept) == 8
+    # A passage below the share still waits for its turn.
+    assert "na2" not in ids(select_evidence(ranked, Limits(), near_top=0.95))
+
+
+def test_near_top_outside_zero_to_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="near_top"):
+        select_evidence(distinct(2), Limits(), near_top=0.0)

@@ -109,12 +109,14 @@ class AnswerService:
         support: SupportStep | None = None,
         new_id: Callable[[], str] = _new_id,
         tracer: Tracer | None = None,
+        near_top: float | None = None,
     ) -> None:
         if cache is not None and cache.enabled and sources is None:
             raise ValueError("an answer cache needs the source revisions to invalidate it")
         self._search = search
         self._generator = generator
         self._limits = limits
+        self._near_top = near_top  # FusionPolicy.near_top: kept before diversity
         self._sources = sources
         self._cache = cache if cache is not None and cache.enabled else None
         self._coalescer: Coalescer[GenerationOutcome] = Coalescer()
@@ -286,7 +288,9 @@ class AnswerService:
         selecting = time.perf_counter()
         self._metrics.stage("search", selecting - started)
         with self._tracer.span("selection", candidates=len(search.results)) as span:
-            context = select_evidence(search.results, self._limits, request.minimum_evidence_score)
+            context = select_evidence(
+                search.results, self._limits, request.minimum_evidence_score, self._near_top
+            )
             span.set(selected=len(context))
         self._metrics.stage("selection", time.perf_counter() - selecting)
         return search, context

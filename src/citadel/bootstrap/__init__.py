@@ -193,6 +193,7 @@ def build(
             circuit=CircuitBreaker(settings.circuit_failures, settings.circuit_cooldown_s),
             support=SupportStep(checker, SupportPolicy(settings.support_policy), metrics),
             tracer=tracer,
+            near_top=settings.fusion.near_top,
         ),
         audit=audit,
         resolver=resolver,

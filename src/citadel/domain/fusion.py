@@ -49,6 +49,11 @@ class FusionPolicy:
     # times less; its score stays its own (1: off).
     # QA set hit@5 0.947 -> 0.963 for any decay from 0.05 to 0.85 (docs/retrieval.md).
     section_decay: float = 0.5
+    # In an answer's evidence, a passage scoring at least this share of the best is
+    # admitted before diversity (domain/selection.py): the answer may not lose a strong
+    # second passage of the best section to weak other sections. Search results keep
+    # diversity's order, which readers scan for other sections.
+    near_top: float = 0.85
 
     def __post_init__(self) -> None:
         if self.method not in {"weighted", "rrf"}:
@@ -63,6 +68,8 @@ class FusionPolicy:
             raise InvalidValue("dense_floor < dense_ceiling, both within [-1, 1]")
         if not 0.0 < self.section_decay <= 1.0:
             raise InvalidValue("section_decay is within (0, 1]")
+        if not 0.0 < self.near_top <= 1.0:
+            raise InvalidValue("near_top is within (0, 1]")
 
 
 Ranking = Sequence[tuple[str, float]]

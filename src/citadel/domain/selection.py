@@ -1,9 +1,10 @@
 """Closed evidence selection: the bounded, diverse set a generator may see.
 
-Two passes over the ranked candidates: first at most one passage per
-(book, chapter, section) group, then backfill in rank order. Every admission
-goes through the same checks, so the result is bounded whatever retrieval
-returned.
+Three passes over the ranked candidates: first every passage scoring near the
+best (``near_top`` of its score), then at most one passage per (book, chapter,
+section) group, then backfill in rank order. Diversity may reorder but never
+pushes a hit near the top out. Every admission goes through the same checks, so
+the result is bounded whatever retrieval returned.
 """
 
 from __future__ import annotations
@@ -42,16 +43,23 @@ def _well_formed(item: ContextEvidence, limits: Limits) -> bool:
 
 
 def select_evidence(
-    ranked: Iterable[Evidence], limits: Limits, minimum_score: float = 0.0
+    ranked: Iterable[Evidence],
+    limits: Limits,
+    minimum_score: float = 0.0,
+    near_top: float | None = None,
 ) -> tuple[ContextEvidence, ...]:
     """Choose the closed context from ranked evidence (best first).
 
     ``minimum_score`` is compared with the normalised score in [0, 1]. A score
     of exactly 0 means no evidence at all (no query term present and no
-    semantic similarity), so such a passage is never admitted.
+    semantic similarity), so such a passage is never admitted. A passage scoring
+    at least ``near_top`` times the best candidate's score (when given:
+    ``FusionPolicy.near_top``) is admitted before diversity is considered.
     """
     if not 0.0 <= minimum_score <= 1.0:
         raise ValueError("minimum_evidence_score must be in [0, 1]")
+    if near_top is not None and not 0.0 < near_top <= 1.0:
+        raise ValueError("near_top must be in (0, 1]")
     candidates = [e for e in ranked if e.score >= minimum_score and e.score > 0.0]
     selected: list[ContextEvidence] = []
     seen_ids: set[str] = set()
@@ -78,13 +86,18 @@ def select_evidence(
         total += cost
         return True
 
+    if near_top is not None:
+        kept = near_top * max((e.score for e in candidates), default=0.0)
+        for evidence in candidates:
+            if evidence.score >= kept and admit(evidence):
+                seen_groups.add(_group(evidence))
     for evidence in candidates:
         group = _group(evidence)
-        if group not in seen_groups and admit(evidence):
+        if evidence.evidence_id not in seen_ids and group not in seen_groups and admit(evidence):
             seen_groups.add(group)
     for evidence in candidates:
         if evidence.evidence_id not in seen_ids:
             admit(evidence)
 
-    # Refs follow admission order: diversity picks, then backfill.
+    # Refs follow admission order: near the top, diversity picks, then backfill.
     return tuple(selected)
