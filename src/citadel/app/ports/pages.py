@@ -46,6 +46,11 @@ class OriginalStore(Protocol):
         """The kept original of that version, if there is one."""
         ...
 
+    def prune(self, tenant: str, source_id: str, retained: Collection[int]) -> None:
+        """Drop the kept originals of the source's versions not in ``retained``
+        (retention dropped their text)."""
+        ...
+
     def forget(self, tenant: str, source_id: str) -> None:
         """Drop every kept original of the source (it was deleted)."""
         ...
