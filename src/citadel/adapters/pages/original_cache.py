@@ -61,6 +61,12 @@ class OriginalCache:
         self._sweep(keep=path)
         return path
 
+    def hashes(self) -> list[str]:
+        """The contents this cache holds a copy of."""
+        if not self._root.is_dir():
+            return []
+        return [p.stem for p in self._root.glob("*.pdf") if len(p.stem) == 64]
+
     def drop(self, sha256: str) -> None:
         """Remove the copy of that content (its original was deleted)."""
         self._path(sha256).unlink(missing_ok=True)

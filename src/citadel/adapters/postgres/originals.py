@@ -9,7 +9,10 @@ server, reaches every server, since every server reads from here.
 
 The renderer needs a file: ``find`` asks the database first (what was deleted is
 never shown, even if a copy is still cached) and hands out the server's cached copy
-(``OriginalCache``), filling it from one snapshot when it lacks that content.
+(``OriginalCache``), filling it from one snapshot when it lacks that content. The
+server that forgets or prunes an original drops its own copy at once; every other
+server drops its copy at its next ``sweep_deleted``, which ``find`` runs at most
+once per ``sweep_s`` (so a deleted book leaves every disk, not only the database).
 
 A keep racing with the source's delete on another server: the keep takes a share
 lock on the source's row before it commits, which the delete's update waits for, so
@@ -20,6 +23,8 @@ comes after the keep's commit and removes what it wrote.
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
 from collections.abc import Collection, Iterator
 from pathlib import Path
 
@@ -27,6 +32,7 @@ from citadel.adapters.pages.original_cache import OriginalCache
 from citadel.adapters.postgres.database import Connection, Database
 
 PART_BYTES = 1 << 20
+SWEEP_S = 60.0
 _KEY = "tenant = %s AND source_id = %s"
 
 
@@ -35,9 +41,12 @@ class _Refused(Exception):
 
 
 class PostgresOriginals:
-    def __init__(self, db: Database, cache: OriginalCache) -> None:
+    def __init__(self, db: Database, cache: OriginalCache, *, sweep_s: float = SWEEP_S) -> None:
         self._db = db
         self._cache = cache
+        self._sweep_s = sweep_s
+        self._swept_at: float | None = None
+        self._sweeping = threading.Lock()
 
     def keep(
         self, tenant: str, source_id: str, version: int, file: Path, retained: Collection[int]
@@ -52,6 +61,9 @@ class PostgresOriginals:
             return
 
     def find(self, tenant: str, source_id: str, version: int) -> Path | None:
+        now = time.monotonic()
+        if self._swept_at is None or now - self._swept_at >= self._sweep_s:
+            self.sweep_deleted()
         with self._db.read(snapshot=True) as conn:
             row = conn.execute(
                 f"SELECT sha256, size FROM originals WHERE {_KEY} AND version = %s",
@@ -78,6 +90,27 @@ class PostgresOriginals:
                 f"DELETE FROM originals WHERE {_KEY} RETURNING sha256", (tenant, source_id)
             ).fetchall()
             self._drop_unused(conn, {str(r[0]) for r in rows})
+
+    def sweep_deleted(self) -> int:
+        """Drop this server's cached copies of contents no original has any more (another
+        server forgot or pruned them); how many were dropped."""
+        if not self._sweeping.acquire(blocking=False):
+            return 0  # another thread is at it
+        try:
+            self._swept_at = time.monotonic()
+            cached = self._cache.hashes()
+            if not cached:
+                return 0
+            with self._db.read() as conn:
+                rows = conn.execute(
+                    "SELECT DISTINCT sha256 FROM originals WHERE sha256 = ANY(%s)", (cached,)
+                ).fetchall()
+            gone = set(cached) - {str(r[0]) for r in rows}
+            for sha256 in gone:
+                self._cache.drop(sha256)
+            return len(gone)
+        finally:
+            self._sweeping.release()
 
     def _drop_unused(self, conn: Connection, hashes: Collection[str]) -> None:
         """This server's cached copies of ``hashes`` that no original has any more
