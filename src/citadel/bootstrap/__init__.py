@@ -251,7 +251,12 @@ def migrate_library(
     db = Database(target_url)
     try:
         return migrate(
-            settings.db_path, db, settings.home / "audit.key", force=force, progress=progress
+            settings.db_path,
+            db,
+            settings.home / "audit.key",
+            force=force,
+            progress=progress,
+            originals=settings.home / "originals",
         )
     finally:
         db.close()

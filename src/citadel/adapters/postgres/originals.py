@@ -77,7 +77,7 @@ class PostgresOriginals:
                 return cached
             # Read in the same snapshot as the row: a concurrent keep or forget of this
             # version cannot mix parts of two originals.
-            return self._cache.fill(sha256, size, _parts(conn, tenant, source_id, version))
+            return self._cache.fill(sha256, size, original_parts(conn, tenant, source_id, version))
 
     def prune(self, tenant: str, source_id: str, retained: Collection[int]) -> None:
         with self._db.transaction(library=False) as conn:
@@ -180,7 +180,7 @@ def _prune(conn: Connection, tenant: str, source_id: str, kept: set[int]) -> set
     return {str(r[0]) for r in rows}
 
 
-def _parts(conn: Connection, tenant: str, source_id: str, version: int) -> Iterator[bytes]:
+def original_parts(conn: Connection, tenant: str, source_id: str, version: int) -> Iterator[bytes]:
     """The original's parts in order, one row at a time (one part in memory)."""
     part = 0
     while True:
