@@ -45,6 +45,7 @@ def test_a_kept_original_reads_back_whole_as_a_file(store: OriginalStore, tmp_pa
     found = store.find("acme", "book", 1)
     assert found is not None and found.read_bytes() == file.read_bytes()
     assert store.find("acme", "book", 1) == found, "asked again: the same file"
+    assert store.has("acme", "book", 1)
 
 
 def test_an_original_is_found_only_under_its_own_tenant_source_and_version(
@@ -54,6 +55,7 @@ def test_an_original_is_found_only_under_its_own_tenant_source_and_version(
     assert store.find("globex", "book", 1) is None
     assert store.find("acme", "other", 1) is None
     assert store.find("acme", "book", 2) is None
+    assert not store.has("globex", "book", 1) and not store.has("acme", "book", 2)
 
 
 def test_keeping_a_version_again_replaces_its_original(
@@ -96,6 +98,7 @@ def test_forget_drops_every_version_of_the_source_and_only_that_source(
     store.keep("globex", "book", 1, pdf(tmp_path, "v1.pdf", b"v1"), [1])
     store.forget("acme", "book")
     assert store.find("acme", "book", 1) is None and store.find("acme", "book", 2) is None
+    assert not store.has("acme", "book", 1)
     kept = store.find("globex", "book", 1)
     assert kept is not None and kept.read_bytes() == b"%PDF-1.4\nv1"
     store.forget("acme", "never-kept")  # forgetting nothing is no error

@@ -45,6 +45,9 @@ class FileOriginals:
         path = self._folder(tenant, source_id) / f"v{version}.pdf"
         return path if path.is_file() else None
 
+    def has(self, tenant: str, source_id: str, version: int) -> bool:
+        return self.find(tenant, source_id, version) is not None
+
     def forget(self, tenant: str, source_id: str) -> None:
         shutil.rmtree(self._folder(tenant, source_id), ignore_errors=True)
 

@@ -79,6 +79,14 @@ class PostgresOriginals:
             # version cannot mix parts of two originals.
             return self._cache.fill(sha256, size, original_parts(conn, tenant, source_id, version))
 
+    def has(self, tenant: str, source_id: str, version: int) -> bool:
+        with self._db.read() as conn:
+            row = conn.execute(
+                f"SELECT 1 FROM originals WHERE {_KEY} AND version = %s",
+                (tenant, source_id, version),
+            ).fetchone()
+        return row is not None
+
     def prune(self, tenant: str, source_id: str, retained: Collection[int]) -> None:
         with self._db.transaction(library=False) as conn:
             dropped = _prune(conn, tenant, source_id, set(retained))
