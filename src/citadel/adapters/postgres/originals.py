@@ -189,12 +189,14 @@ def _prune(conn: Connection, tenant: str, source_id: str, kept: set[int]) -> set
 
 
 def original_parts(conn: Connection, tenant: str, source_id: str, version: int) -> Iterator[bytes]:
-    """The original's parts in order, one row at a time (one part in memory)."""
+    """The original's parts in order, one row at a time (one part in memory), in binary
+    (text would send each part hex-encoded: twice the bytes, and a decode)."""
     part = 0
     while True:
         row = conn.execute(
             f"SELECT data FROM original_parts WHERE {_KEY} AND version = %s AND part = %s",
             (tenant, source_id, version, part),
+            binary=True,
         ).fetchone()
         if row is None:
             return
