@@ -161,7 +161,7 @@ def build(
     resolver = CitationResolver(
         library, lambda url: _safe_href(policy, url), viewer, metrics=metrics, tracer=tracer
     )
-    originals = kept_originals(library, settings.home)
+    originals = kept_originals(library, settings.home, settings.originals_cache_bytes)
     return Services(
         settings=settings,
         ingest=IngestService(

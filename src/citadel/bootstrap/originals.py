@@ -21,8 +21,11 @@ if TYPE_CHECKING:
 CACHE_FOLDER = "originals-cache"
 
 
-def kept_originals(library: SqliteLibrary | PostgresLibrary, home: Path) -> OriginalStore:
-    """The original store beside ``library``: its database's on PostgreSQL, else files."""
+def kept_originals(
+    library: SqliteLibrary | PostgresLibrary, home: Path, cache_bytes: int
+) -> OriginalStore:
+    """The original store beside ``library``: its database's on PostgreSQL (with a cache
+    of at most ``cache_bytes`` in ``home``), else files in ``home``."""
     from citadel.adapters.sqlite.library import SqliteLibrary
 
     if isinstance(library, SqliteLibrary):
@@ -30,4 +33,4 @@ def kept_originals(library: SqliteLibrary | PostgresLibrary, home: Path) -> Orig
     from citadel.adapters.pages.original_cache import OriginalCache
     from citadel.adapters.postgres.originals import PostgresOriginals
 
-    return PostgresOriginals(library.database, OriginalCache(home / CACHE_FOLDER))
+    return PostgresOriginals(library.database, OriginalCache(home / CACHE_FOLDER, cache_bytes))
