@@ -9,8 +9,9 @@ from the database and from every server's cache.
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,8 @@ import psycopg
 import pytest
 from pydantic import SecretStr
 
+from citadel.adapters.pages.original_cache import OriginalCache
+from citadel.adapters.postgres.database import Database
 from citadel.adapters.postgres.originals import PostgresOriginals
 from citadel.bootstrap import Services, build
 from citadel.bootstrap.originals import CACHE_FOLDER
@@ -174,3 +177,43 @@ def test_an_original_kept_after_its_source_was_deleted_is_not_written(
     assert deleted.status_code == 200, deleted.text
     pair.first.originals.keep("default", source_id, 1, pdf, [1])
     assert pair.rows() == (0, 0)
+
+
+class CountingCache(OriginalCache):
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.fills = 0
+
+    def fill(self, sha256: str, size: int, parts: Iterable[bytes]) -> Path | None:
+        self.fills += 1
+        return super().fill(sha256, size, parts)
+
+
+def test_concurrent_finds_on_a_cold_server_copy_the_original_once(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # Many page images of one PDF asked at once of a server that has no copy yet.
+    pdf = tmp_path / "big.pdf"
+    pdf.write_bytes(b"%PDF-1.4\n" + bytes(range(256)) * (12 << 12))  # 12 MiB
+    db = Database(postgres_url)
+    try:
+        PostgresOriginals(db, OriginalCache(tmp_path / "a")).keep("t", "big", 1, pdf, [1])
+        cache = CountingCache(tmp_path / "b")
+        cold = PostgresOriginals(db, cache)
+        found: list[Path | None] = []
+        start = threading.Barrier(8)
+
+        def ask() -> None:
+            start.wait()
+            found.append(cold.find("t", "big", 1))
+
+        threads = [threading.Thread(target=ask) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert len(found) == 8 and len(set(found)) == 1 and found[0] is not None
+        assert found[0].read_bytes() == pdf.read_bytes()
+        assert cache.fills == 1
+    finally:
+        db.close()

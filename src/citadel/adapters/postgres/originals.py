@@ -9,7 +9,8 @@ server, reaches every server, since every server reads from here.
 
 The renderer needs a file: ``find`` asks the database first (what was deleted is
 never shown, even if a copy is still cached) and hands out the server's cached copy
-(``OriginalCache``), filling it from one snapshot when it lacks that content. The
+(``OriginalCache``), filling it from one snapshot when it lacks that content (once:
+concurrent requests for the same content wait for that one copy). The
 server that forgets or prunes an original drops its own copy at once; every other
 server drops its copy at its next ``sweep_deleted``, which ``find`` runs at most
 once per ``sweep_s`` (so a deleted book leaves every disk, not only the database).
@@ -26,6 +27,7 @@ import hashlib
 import threading
 import time
 from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from citadel.adapters.pages.original_cache import OriginalCache
@@ -47,6 +49,8 @@ class PostgresOriginals:
         self._sweep_s = sweep_s
         self._swept_at: float | None = None
         self._sweeping = threading.Lock()
+        self._guard = threading.Lock()
+        self._fills: dict[str, tuple[threading.Lock, int]] = {}
 
     def keep(
         self, tenant: str, source_id: str, version: int, file: Path, retained: Collection[int]
@@ -64,20 +68,45 @@ class PostgresOriginals:
         now = time.monotonic()
         if self._swept_at is None or now - self._swept_at >= self._sweep_s:
             self.sweep_deleted()
-        with self._db.read(snapshot=True) as conn:
-            row = conn.execute(
-                f"SELECT sha256, size FROM originals WHERE {_KEY} AND version = %s",
-                (tenant, source_id, version),
-            ).fetchone()
-            if row is None:
-                return None
-            sha256, size = str(row[0]), int(row[1])
-            cached = self._cache.hit(sha256, size)
+        found = self._row(tenant, source_id, version)
+        if found is None:
+            return None
+        cached = self._cache.hit(*found)
+        if cached is not None:
+            return cached
+        # One copy per content at a time: the other requests for it wait for that copy
+        # rather than each reading the whole original from the database again.
+        with self._filling(found[0]):
+            cached = self._cache.hit(*found)
             if cached is not None:
                 return cached
-            # Read in the same snapshot as the row: a concurrent keep or forget of this
-            # version cannot mix parts of two originals.
-            return self._cache.fill(sha256, size, original_parts(conn, tenant, source_id, version))
+            with self._db.read(snapshot=True) as conn:
+                # The row again, and the parts, in one snapshot: a concurrent keep or
+                # forget of this version cannot mix parts of two originals.
+                row = _original_row(conn, tenant, source_id, version)
+                if row is None:
+                    return None
+                return self._cache.fill(*row, original_parts(conn, tenant, source_id, version))
+
+    def _row(self, tenant: str, source_id: str, version: int) -> tuple[str, int] | None:
+        with self._db.read() as conn:
+            return _original_row(conn, tenant, source_id, version)
+
+    @contextmanager
+    def _filling(self, sha256: str) -> Iterator[None]:
+        with self._guard:
+            lock, users = self._fills.get(sha256, (threading.Lock(), 0))
+            self._fills[sha256] = (lock, users + 1)
+        try:
+            with lock:
+                yield
+        finally:
+            with self._guard:
+                lock, users = self._fills[sha256]
+                if users == 1:
+                    del self._fills[sha256]
+                else:
+                    self._fills[sha256] = (lock, users - 1)
 
     def has(self, tenant: str, source_id: str, version: int) -> bool:
         with self._db.read() as conn:
@@ -163,6 +192,16 @@ def write_original(
         (sha256, size, *key),
     )
     return sha256, size
+
+
+def _original_row(
+    conn: Connection, tenant: str, source_id: str, version: int
+) -> tuple[str, int] | None:
+    row = conn.execute(
+        f"SELECT sha256, size FROM originals WHERE {_KEY} AND version = %s",
+        (tenant, source_id, version),
+    ).fetchone()
+    return None if row is None else (str(row[0]), int(row[1]))
 
 
 def _gone(conn: Connection, tenant: str, source_id: str, version: int) -> bool:
