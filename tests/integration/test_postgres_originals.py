@@ -217,3 +217,18 @@ def test_concurrent_finds_on_a_cold_server_copy_the_original_once(
         assert cache.fills == 1
     finally:
         db.close()
+
+
+def test_an_unchanged_upload_keeps_the_original_a_version_lacked(
+    pair: Pair, tmp_path: Path
+) -> None:
+    # A version whose original was kept in a server's home before schema 3: uploading
+    # the same PDF again leaves the version as it is and keeps its original here.
+    pdf = write_pdf(tmp_path / "kestrel.pdf", PAGES)
+    source_id = str(upload(pair, pair.first, pdf)["source_id"])
+    with psycopg.connect(pair.db_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM originals")
+    assert pair.rows() == (0, 0)
+    again = upload(pair, pair.second, pdf)
+    assert (again["status"], again["source_id"], again["version"]) == ("unchanged", source_id, 1)
+    assert pair.rows() == (1, 1)
