@@ -2,12 +2,14 @@
 
 ``Settings.from_env(os.environ)`` builds one frozen object from the variables
 declared in ``citadel.settings_table`` (which also gives every default here); it
-fails fast with a clear message on a malformed value. Secrets never appear in
-its repr.
+fails fast with a clear message on a malformed value, and logs a warning for a
+``CITADEL_*`` variable that is no setting (naming the one it resembles). Secrets
+never appear in its repr.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,7 +29,10 @@ from citadel.settings_table import (
     SETTINGS,
     cli_default,
     default_of,
+    unknown_variables,
 )
+
+log = logging.getLogger("citadel.config")
 
 __all__ = [
     "COOKIE_SECURITY",
@@ -114,6 +119,10 @@ class Settings:
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
         """Every variable of the settings table, parsed and checked in table order."""
+        for name, like in unknown_variables(env):
+            # Not refused (scripts and shells export their own), but never silent.
+            hint = f"; did you mean {like}?" if like else ""
+            log.warning("%s is not a citadel setting and changes nothing%s", name, hint)
         values: dict[str, dict[str, Any]] = {group: {} for group in GROUPS}
         for setting in SETTINGS:
             values[setting.group][setting.attribute] = setting.read(env)

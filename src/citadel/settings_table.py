@@ -11,6 +11,8 @@ test compares); CLI help asks ``cli_default``. A default a lower layer owns
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -313,6 +315,30 @@ if len(_BY_NAME) != len(SETTINGS) or len(_BY_FIELD) != len(SETTINGS):
     raise ValueError("a variable or a field is declared twice")
 if not {s.group for s in SETTINGS} <= set(GROUPS):
     raise ValueError(f"a setting lands outside the groups {GROUPS}")
+
+
+NOT_SETTINGS = frozenset(
+    {
+        "CITADEL_TEST_PG_URL",
+        "CITADEL_PG_DIR",
+        "CITADEL_PG_PORT",
+        "CITADEL_PG_DATABASE",
+        "CITADEL_LLM_VENV",
+        "CITADEL_LLM_PORT",
+    }
+)
+"""Variables of citadel's prefix that its test suite and ``scripts/`` read, never citadel."""
+
+
+def unknown_variables(env: Mapping[str, str]) -> list[tuple[str, str | None]]:
+    """The ``CITADEL_*`` variables of ``env`` that are no setting (a typo, or a name from
+    stale docs: setting one changes nothing), each with the setting it most resembles."""
+    names = [s.name for s in SETTINGS]
+    return [
+        (name, next(iter(difflib.get_close_matches(name, names, n=1, cutoff=0.6)), None))
+        for name in sorted(env)
+        if name.startswith("CITADEL_") and name not in _BY_NAME and name not in NOT_SETTINGS
+    ]
 
 
 def setting(name: str) -> Setting:

@@ -242,6 +242,34 @@ def test_an_admin_adds_disables_enables_and_rotates_a_user(
     assert "token" not in str(listed)
 
 
+def test_a_tenant_never_loses_its_last_enabled_admin_over_http(tmp_path: Path) -> None:
+    # A hostile review disabled its own admin, the tenant's last, over HTTP: no one of
+    # the tenant could manage its users any more.
+    library = make_library(tmp_path)
+    try:
+        app = create_app(library.services, session_secret=SECRET)
+        with TestClient(app, raise_server_exceptions=False) as client:
+            root = bearer(library, "root")
+            alone = client.post("/v1/users/root/disable", headers=root)
+            assert alone.status_code == 409 and error_code(alone) == "last_admin"
+            assert "yourself" in alone.json()["error"]["message"]
+            assert library.services.users.get("root").active
+            # Beside another admin, still not yourself: the other admin does it.
+            _, library.tokens["boss"] = library.services.users.add("boss", Role.ADMIN, "default")
+            boss = bearer(library, "boss")
+            assert error_code(client.post("/v1/users/root/disable", headers=root)) == "last_admin"
+            gone = client.post("/v1/users/root/disable", headers=boss)
+            assert gone.status_code == 200 and gone.json()["status"] == "disabled"
+            last = client.post("/v1/users/boss/disable", headers=boss)
+            assert last.status_code == 409 and error_code(last) == "last_admin"
+            assert library.services.users.get("boss").active
+            assert client.get("/v1/users", headers=boss).status_code == 200
+            # Other users, and other tenants' admins, are not held by the rule.
+            assert client.post("/v1/users/ada/disable", headers=boss).status_code == 200
+    finally:
+        library.services.close()
+
+
 def test_an_admin_manages_only_its_own_tenants_users(
     client: TestClient, admin_library: Library
 ) -> None:

@@ -207,6 +207,21 @@ def test_missing_or_bad_credentials_are_401(
     assert reply.headers["WWW-Authenticate"].startswith("Bearer")
 
 
+def test_two_authorization_headers_are_401_whichever_comes_first(
+    client: TestClient, library: Library
+) -> None:
+    # The first header used to win: a proxy reading the last one and the server the
+    # first would each see a different caller.
+    good = f"Bearer {library.tokens['root']}"
+    for pair in ((good, "Bearer ctd_other"), ("Bearer ctd_other", good), (good, good)):
+        headers = [("Authorization", pair[0]), ("Authorization", pair[1])]
+        for path in ("/v1/sources", f"/v1/sources/{library.source_id}/versions/1/view"):
+            reply = client.get(path, headers=headers)
+            assert reply.status_code == 401, (path, reply.text)
+            assert error_of(reply)["code"] == "unauthenticated"
+            assert "one Authorization header" in error_of(reply)["message"]
+
+
 def test_a_disabled_user_is_403_with_a_clear_message(client: TestClient, library: Library) -> None:
     reply = client.post("/v1/search", json=SEARCH, headers=bearer(library, "gone"))
     assert reply.status_code == 403

@@ -437,6 +437,17 @@ def test_users_add_refuses_duplicates_and_bad_names(tmp_path: Path) -> None:
     assert "no user nobody" in missing.stderr
 
 
+def test_users_disable_keeps_a_tenants_last_admin(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    add_user(home, "root", "--role", "admin", "--tenant", "acme")
+    refused = cli("users", "disable", "--home", str(home), "root")
+    assert (refused.exit_code, refused.stdout) == (1, "")
+    assert "root is the last enabled admin of tenant acme" in refused.stderr
+    # The operator's way out: another admin first (the CLI needs no admin of the tenant).
+    add_user(home, "boss", "--role", "admin", "--tenant", "acme")
+    assert cli("users", "disable", "--home", str(home), "root").exit_code == 0
+
+
 def test_search_as_a_user_sees_only_what_its_groups_may_read(
     acl_home: tuple[Path, str, str],
 ) -> None:

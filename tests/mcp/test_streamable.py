@@ -55,3 +55,23 @@ def test_only_post_reaches_the_transport_so_no_event_stream_is_held_open(tmp_pat
                 assert reply.json()["error"]["code"] == "method_not_allowed"
     finally:
         services.close()
+
+
+def test_two_authorization_headers_are_refused_before_the_transport(tmp_path: Path) -> None:
+    services = build(Settings(home=tmp_path, embedder="hashing"))
+    try:
+        _, token = services.users.add("ada", Role.READER, "default")
+        headers = [
+            ("Authorization", f"Bearer {token}"),
+            ("Authorization", "Bearer ctd_someone-else"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ]
+        with TestClient(http_app(services), raise_server_exceptions=False) as client:
+            reply = client.post(
+                "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers
+            )
+            assert reply.status_code == 401, reply.text
+            assert "one Authorization header" in reply.json()["error"]["message"]
+    finally:
+        services.close()

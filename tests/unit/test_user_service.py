@@ -16,6 +16,7 @@ from citadel.adapters.sqlite.users import SqliteUsers
 from citadel.app.errors import (
     Forbidden,
     InvalidRequest,
+    LastAdmin,
     NotFound,
     Unauthenticated,
     UserDisabled,
@@ -99,6 +100,7 @@ def test_a_token_hash_is_not_a_token(service: UserService) -> None:
 
 def test_disabled_users_are_refused_by_token_and_by_name(service: UserService) -> None:
     _, token = service.add("ada", Role.ADMIN, "acme")
+    service.add("keeper", Role.ADMIN, "acme")  # the tenant keeps an enabled admin
     disabled = service.disable("ada")
     assert disabled.status is UserStatus.DISABLED
     assert service.get("ada").status is UserStatus.DISABLED
@@ -112,6 +114,7 @@ def test_disabled_users_are_refused_by_token_and_by_name(service: UserService) -
 
 def test_a_disabled_user_can_be_enabled_with_its_token(service: UserService) -> None:
     _, token = service.add("ada", Role.ADMIN, "acme")
+    service.add("keeper", Role.ADMIN, "acme")  # the tenant keeps an enabled admin
     service.disable("ada")
     enabled = service.enable("ada")
     assert enabled.status is UserStatus.ACTIVE
@@ -280,3 +283,59 @@ def test_a_new_name_that_looks_like_an_existing_one_is_refused(
         service.add(look_alike, Role.ADMIN, "other")
     assert [u.name for u in service.list()] == ["adam"]
     service.add("adams", Role.READER, "default")  # a different look is fine
+
+
+def test_the_last_enabled_admin_of_a_tenant_is_never_disabled(service: UserService) -> None:
+    service.add("root", Role.ADMIN, "acme")
+    service.add("ada", Role.READER, "acme")
+    service.add("other-root", Role.ADMIN, "globex")
+    with pytest.raises(LastAdmin, match="root is the last enabled admin of tenant acme"):
+        service.disable("root")
+    assert service.get("root").active
+    assert service.disable("ada").status is UserStatus.DISABLED
+    service.add("boss", Role.ADMIN, "acme")
+    assert service.disable("root").status is UserStatus.DISABLED
+    with pytest.raises(LastAdmin):
+        service.disable("boss")
+    # Disabling a disabled admin again stays harmless; enabling it lifts the rule.
+    assert service.disable("root").status is UserStatus.DISABLED
+    service.enable("root")
+    assert service.disable("boss").status is UserStatus.DISABLED
+    with pytest.raises(LastAdmin, match="tenant globex"):
+        service.disable("other-root")
+
+
+def test_an_admin_acting_through_an_interface_never_disables_itself(
+    service: UserService,
+) -> None:
+    service.add("root", Role.ADMIN, "acme")
+    service.add("boss", Role.ADMIN, "acme")
+    root = service.actor("root")
+    with pytest.raises(LastAdmin, match="you cannot disable yourself"):
+        service.disable("root", by=root)
+    assert service.disable("boss", by=root).status is UserStatus.DISABLED
+
+
+class _RacingUsers(InMemoryUsers):
+    """A store where another admin is disabled between this disable's check and its write
+    (another request or server doing the same at the same time)."""
+
+    def __init__(self, other: str) -> None:
+        super().__init__()
+        self.other: str | None = other
+
+    def set_status(self, name: str, status: UserStatus) -> User:
+        if self.other is not None and status is UserStatus.DISABLED:
+            other, self.other = self.other, None
+            super().set_status(other, UserStatus.DISABLED)
+        return super().set_status(name, status)
+
+
+def test_two_admins_disabled_at_once_leave_the_tenant_an_admin() -> None:
+    store = _RacingUsers(other="boss")
+    service = UserService(store, FixedClock(CREATED))
+    service.add("root", Role.ADMIN, "acme")
+    service.add("boss", Role.ADMIN, "acme")
+    with pytest.raises(LastAdmin, match="at the same time"):
+        service.disable("root")
+    assert service.get("root").active and not service.get("boss").active

@@ -157,7 +157,9 @@ class AuditService:
                 " nothing to re-validate",
             )
         manifest = Manifest(entries=entries, sha256=record.manifest_sha256, evidence=())
-        verdict = validate_candidate(json.loads(record.output), manifest, self._limits)
+        verdict = validate_candidate(
+            json.loads(record.output), manifest, self._limits, self._quotable(entries)
+        )
         if not isinstance(verdict, Accepted):
             replayed = f"degraded: invalid_output ({verdict.reason.value})"
             holds = record.verdict == "degraded" and record.reason == "invalid_output"
@@ -165,6 +167,18 @@ class AuditService:
         if not record.support_checker:
             return ReplayReport(answer_id, stored, "accepted", record.verdict == "accepted")
         return self._replay_support(record, stored, verdict, entries)
+
+    def _quotable(self, entries: tuple[ManifestEntry, ...]) -> dict[str, str]:
+        """The stored passages still as they were (by ref): what a segment may quote."""
+        if self._chunks is None:
+            return {}
+        found = self._chunks.passages([e.chunk_id for e in entries])
+        return {
+            e.ref: stored.chunk.text
+            for e in entries
+            if (stored := found.get(e.chunk_id)) is not None
+            and sha256_hex(stored.chunk.text) == e.content_sha256
+        }
 
     def _replay_support(
         self,

@@ -26,6 +26,11 @@ class InvalidRequest(AppError):
     pass
 
 
+class LookalikeName(InvalidRequest):
+    """A new user, tenant or group name looks like an existing one, or is not written
+    in one folded form of one script (``app.names``)."""
+
+
 class NotFound(AppError):
     pass
 
@@ -44,6 +49,11 @@ class UserDisabled(Unauthenticated):
 
 class UserExists(AppError):
     """A user of that name is already registered (names are unique across tenants)."""
+
+
+class LastAdmin(AppError):
+    """The change would leave a tenant without an enabled admin (or an admin would
+    disable itself): nothing was changed."""
 
 
 class RequestDeadlineExceeded(AppError):

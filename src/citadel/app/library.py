@@ -16,6 +16,7 @@ from citadel.app.errors import (
     ServiceUnavailable,
     VersionConflict,
 )
+from citadel.app.names import NameRegister
 from citadel.app.ports import ChunkStore, SourceRegistry
 from citadel.app.ports.pages import OriginalStore
 from citadel.domain.document import Chunk
@@ -34,9 +35,15 @@ class SourceDetails:
 
 class LibraryService:
     def __init__(
-        self, registry: SourceRegistry, chunks: ChunkStore, originals: OriginalStore | None = None
+        self,
+        registry: SourceRegistry,
+        chunks: ChunkStore,
+        originals: OriginalStore | None = None,
+        names: NameRegister | None = None,
     ) -> None:
-        """``originals``: the kept uploaded files, dropped with their source."""
+        """``originals``: the kept uploaded files, dropped with their source; ``names``:
+        the names users and sources hold (by default, the sources' only)."""
+        self._names = names or NameRegister(sources=registry)
         self._registry = registry
         self._chunks = chunks
         self._originals = originals
@@ -74,6 +81,7 @@ class LibraryService:
             acl = check_groups(groups)
         except InvalidValue as exc:
             raise InvalidRequest(str(exc)) from None
+        self._names.check_groups(actor.tenant, acl)
         return self._change(source_id, actor, lambda source: replace(source, acl_groups=acl))
 
     def _change(self, source_id: str, actor: Actor, change: Callable[[Source], Source]) -> Source:

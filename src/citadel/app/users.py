@@ -26,11 +26,14 @@ from collections.abc import Iterable, Sequence
 from citadel.app.errors import (
     Forbidden,
     InvalidRequest,
+    LastAdmin,
+    LookalikeName,
     NotFound,
     Unauthenticated,
     UserDisabled,
     UserExists,
 )
+from citadel.app.names import NameRegister
 from citadel.app.ports import Clock, UserStore
 from citadel.domain.errors import InvalidValue
 from citadel.domain.users import (
@@ -39,7 +42,6 @@ from citadel.domain.users import (
     User,
     UserStatus,
     check_new_user_name,
-    name_look,
 )
 
 TOKEN_PREFIX = "ctd_"  # noqa: S105 - a public marker, not a secret
@@ -66,9 +68,11 @@ def token_sha256(token: str) -> str:
 
 
 class UserService:
-    def __init__(self, store: UserStore, clock: Clock) -> None:
+    def __init__(self, store: UserStore, clock: Clock, names: NameRegister | None = None) -> None:
+        """``names``: the names users and sources hold (by default, the users' only)."""
         self._store = store
         self._clock = clock
+        self._names = names or NameRegister(store)
 
     def add(
         self, name: str, role: Role, tenant: str, groups: Iterable[str] = ()
@@ -76,7 +80,9 @@ class UserService:
         """Register a user; return it and its API token, which is never available again.
 
         A new name must be addressable and unmistakable (``check_new_user_name``), and
-        must not look like an existing user's (``ADAM`` beside ``adam``)."""
+        must not look like an existing user's (``ADAM`` or ``IibA`` beside ``adam`` and
+        ``libA``); a new tenant or group must not look like an existing one (``g1``,
+        ``ɡ1``, ``ｇ1``): ``NameRegister``."""
         try:
             check_new_user_name(name)
             user = User(
@@ -89,9 +95,12 @@ class UserService:
             )
         except InvalidValue as exc:
             raise InvalidRequest(str(exc)) from None
-        look = name_look(name)
-        if any(name_look(u.name) == look and u.name != name for u in self._store.list()):
-            raise UserExists(f"a user whose name looks like {name} already exists")
+        try:
+            self._names.check_user(name)
+        except LookalikeName as exc:
+            raise UserExists(str(exc)) from None
+        self._names.check_tenant(tenant)
+        self._names.check_groups(tenant, user.groups)
         token = _new_token()
         if not self._store.add(user, token_sha256(token)):
             raise UserExists(f"a user named {name} already exists")
@@ -115,12 +124,40 @@ class UserService:
         except KeyError:
             raise NotFound(f"no user {name}") from None
 
-    def disable(self, name: str) -> User:
-        """Disable a user: its token and name no longer act (disabling twice is harmless)."""
+    def disable(self, name: str, *, by: Actor | None = None) -> User:
+        """Disable a user: its token and name no longer act (disabling twice is harmless).
+
+        A tenant never loses its last enabled admin this way (``LastAdmin``), whoever
+        asks: no one of the tenant could then manage its users. An admin acting
+        through an interface (``by``: the API's caller) may not disable itself either,
+        even beside other admins; another admin does it. Whoever runs the server can
+        always recover a tenant from the CLI (``citadel users add --role admin``,
+        ``users enable``), which needs no admin of the tenant.
+        """
+        user = self.get(name)
+        if by is not None and by.user_id == user.name:
+            raise LastAdmin(f"you cannot disable yourself ({name}); another admin can")
+        if user.active and user.role is Role.ADMIN and self._enabled_admins(user.tenant) <= 1:
+            raise LastAdmin(
+                f"{name} is the last enabled admin of tenant {user.tenant}: add or enable"
+                " another admin first"
+            )
         try:
-            return self._store.set_status(name, UserStatus.DISABLED)
+            disabled = self._store.set_status(name, UserStatus.DISABLED)
         except KeyError:
             raise NotFound(f"no user {name}") from None
+        if user.active and user.role is Role.ADMIN and self._enabled_admins(user.tenant) == 0:
+            # Another admin was disabled at the same time (another request, another
+            # server): both checks passed, so undo this one and leave the tenant its admin.
+            self._store.set_status(name, UserStatus.ACTIVE)
+            raise LastAdmin(
+                f"{name} was the last enabled admin of tenant {user.tenant} once another"
+                " was disabled at the same time: nothing changed"
+            )
+        return disabled
+
+    def _enabled_admins(self, tenant: str) -> int:
+        return sum(1 for u in self._store.list(tenant) if u.active and u.role is Role.ADMIN)
 
     def end_session(self, session_id: str, expires_at: int, now: int) -> None:
         """Sign a browser session out for good: every process sharing the user store

@@ -35,6 +35,7 @@ from citadel.app.circuit import CircuitBreaker
 from citadel.app.evaluation import BeirDataset
 from citadel.app.ingest import IngestService
 from citadel.app.library import LibraryService
+from citadel.app.names import NameRegister
 from citadel.app.ports import (
     AnswerGenerator,
     AuditLog,
@@ -162,6 +163,7 @@ def build(
         library, lambda url: _safe_href(policy, url), viewer, metrics=metrics, tracer=tracer
     )
     originals = kept_originals(library, settings.home, settings.originals_cache_bytes)
+    names = NameRegister(users, library)  # new names are checked against users' and ACLs'
     return Services(
         settings=settings,
         ingest=IngestService(
@@ -173,12 +175,13 @@ def build(
             check_url=lambda url: _registered_url(policy, url),
             metrics=metrics,
             units=stored_units,
+            names=names,
             originals=originals,
         ),
         documents=FileDocuments(default_parsers(settings), max_file_bytes=settings.max_file_bytes),
         reindex=ReindexService(library, chosen_embedder, units=(library, stored_units)),
-        library=LibraryService(library, library, originals),
-        users=UserService(users, clock),
+        library=LibraryService(library, library, originals, names),
+        users=UserService(users, clock, names),
         search=search,
         answer=AnswerService(
             retrieval or search,

@@ -44,8 +44,11 @@ _LINK_DEFINITION = re.compile(
 # A destination that looks like a URL or a path: a scheme ("x:" and more; "x:" alone,
 # as in Python's "def f[T](x: T)", goes nowhere), or one that starts with "/" (so
 # "//host" too), "./", "../", "#" or "www.", or one holding both "." and "/"
-# ("docs/a.html"). A backslash counts as "/", as browsers read it in a URL.
+# ("docs/a.html"), an "@", or a name ending in a dot and two letters or more
+# ("notes.html", "evil.example": relative to the page, or a host to a client that
+# guesses; "d[k](a.b)" stays code). A backslash counts as "/", as browsers read it.
 _URL_LIKE_DESTINATION = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S|/|\.\.?/|#|www\.", re.I)
+_NAME_WITH_EXTENSION = re.compile(r"\.[^\W\d_]{2,}$")
 # Markdown's backslash escapes: "\/" is "/" to a renderer.
 _MARKDOWN_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
@@ -86,7 +89,8 @@ def contains_markdown_link(text: str) -> bool:
     """True for a Markdown link or image a renderer would follow or load.
 
     * an inline link ``[text](target)`` whose target looks like a URL or a path (a
-      scheme, a leading "/", "./", "../", "#" or "www.", or both "." and "/"), read
+      scheme, a leading "/", "./", "../", "#" or "www.", both "." and "/", an "@",
+      or a name ending in ".html"-like two letters or more), read
       after Markdown's backslash escapes and character references;
     * any inline image ``![alt](src)``: an image is fetched without a click;
     * any link reference definition ``[label]: target``, which is what turns
@@ -139,8 +143,11 @@ def _destination(text: str, start: int) -> str | None:
 def _looks_like_url(destination: str | None) -> bool:
     if destination is None:
         return True
-    return _URL_LIKE_DESTINATION.match(destination) is not None or (
-        "." in destination and "/" in destination
+    return (
+        _URL_LIKE_DESTINATION.match(destination) is not None
+        or ("." in destination and "/" in destination)
+        or "@" in destination
+        or _NAME_WITH_EXTENSION.search(destination) is not None
     )
 
 

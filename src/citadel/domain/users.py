@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from citadel.domain.errors import InvalidValue
-from citadel.domain.links.hosts import single_script, skeleton_of
+from citadel.domain.names import check_new_name
 
 MAX_NAME_CHARS = 64
 
@@ -74,22 +74,12 @@ def check_new_user_name(name: str) -> str:
     """``name`` when a new user may take it: a valid name (``check_name``) that the HTTP
     API can address and no one can mistake for another's. Refused: a ``/``, ``\\`` or
     ``%`` (a path segment that would not round-trip), ``.``, ``..`` and ``-``; a name
-    not in Unicode NFC (two spellings of one look); letters of several scripts
-    (``аdam`` with a Cyrillic a). Names made before these rules keep working."""
+    not in Unicode NFKC (two spellings of one look); letters of several scripts
+    (``аdam`` with a Cyrillic a): ``domain.names``. Names made before keep working."""
     check_name("user", name)
     if name in _UNADDRESSABLE or any(char in "/\\%" for char in name):
         raise InvalidValue(f"a user name may not be {name!r} or contain '/', '\\' or '%'")
-    if unicodedata.normalize("NFC", name) != name:
-        raise InvalidValue("a user name must be in Unicode NFC form")
-    if not single_script(name):
-        raise InvalidValue("a user name may not mix letters of several scripts")
-    return name
-
-
-def name_look(name: str) -> str:
-    """What a user name looks like: case, compatibility forms and confusable letters
-    folded, so ``ADAM``, ``ａｄａｍ`` and ``аdаm`` (Cyrillic) all look like ``adam``."""
-    return skeleton_of(unicodedata.normalize("NFKC", name).casefold())
+    return check_new_name("user", name)
 
 
 def check_groups(groups: Iterable[str]) -> frozenset[str]:

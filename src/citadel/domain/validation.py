@@ -10,14 +10,15 @@ from __future__ import annotations
 import enum
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from citadel.domain.answer import AnswerSegment
 from citadel.domain.limits import Limits
 from citadel.domain.manifest import Manifest
-from citadel.domain.markup import contains_markup
+from citadel.domain.quotation import find_quotation
+from citadel.domain.renderable import Renderable, renderable_form
 from citadel.domain.text import (
-    contains_url,
     forbidden_character,
     is_valid_utf8,
     utf8_size,
@@ -69,8 +70,21 @@ Verdict = Accepted | Rejection
 _SEGMENT_FIELDS = frozenset({"text", "evidence_ids"})
 
 
-def validate_candidate(payload: object, manifest: Manifest, limits: Limits) -> Verdict:
-    """Accept the whole candidate or reject it with the first reason found."""
+def validate_candidate(
+    payload: object,
+    manifest: Manifest,
+    limits: Limits,
+    passages: Mapping[str, str] | None = None,
+) -> Verdict:
+    """Accept the whole candidate or reject it with the first reason found.
+
+    ``passages`` (by ref) are what a segment may quote verbatim; by default the
+    manifest's own evidence (a manifest read back from the audit log has none)."""
+    if passages is None:
+        passages = {
+            entry.ref: ctx.passage
+            for entry, ctx in zip(manifest.entries, manifest.evidence, strict=False)
+        }
     if not isinstance(payload, dict):
         return Rejection(RejectionReason.NOT_AN_OBJECT, f"expected an object, got {_kind(payload)}")
     extra = set(payload) - {"segments"}
@@ -91,7 +105,7 @@ def validate_candidate(payload: object, manifest: Manifest, limits: Limits) -> V
     said: dict[str, int] = {}
     total = 0
     for index, raw in enumerate(raw_segments):
-        verdict = _segment(raw, allowed, limits)
+        verdict = _segment(raw, allowed, limits, passages)
         if isinstance(verdict, Rejection):
             return Rejection(verdict.reason, verdict.detail, segment=index)
         words = _wording(verdict.text)
@@ -115,7 +129,9 @@ def validate_candidate(payload: object, manifest: Manifest, limits: Limits) -> V
     return Accepted(tuple(segments))
 
 
-def _segment(raw: object, allowed: frozenset[str], limits: Limits) -> AnswerSegment | Rejection:
+def _segment(
+    raw: object, allowed: frozenset[str], limits: Limits, passages: Mapping[str, str]
+) -> AnswerSegment | Rejection:
     if not isinstance(raw, dict):
         return Rejection(RejectionReason.SEGMENT_NOT_AN_OBJECT, f"segment is {_kind(raw)}")
     extra = set(raw) - _SEGMENT_FIELDS
@@ -124,10 +140,12 @@ def _segment(raw: object, allowed: frozenset[str], limits: Limits) -> AnswerSegm
     text = raw.get("text")
     if not isinstance(text, str):
         return Rejection(RejectionReason.TEXT_NOT_A_STRING, f"text is {_kind(text)}")
-    text_problem = check_display_text(text, limits)
-    if text_problem is not None:
-        return text_problem
     refs = raw.get("evidence_ids")
+    text_problem = check_display_text(text, limits)
+    if text_problem is not None and not (
+        text_problem.reason in RENDERABLE_REASONS and _quotes_a_cited_passage(text, refs, passages)
+    ):
+        return text_problem
     if not isinstance(refs, list):
         return Rejection(RejectionReason.CITATIONS_NOT_A_LIST, f"evidence_ids is {_kind(refs)}")
     if not refs:
@@ -151,8 +169,27 @@ def _segment(raw: object, allowed: frozenset[str], limits: Limits) -> AnswerSegm
     return AnswerSegment(text=text.strip(), refs=tuple(refs))
 
 
+def _quotes_a_cited_passage(text: str, refs: object, passages: Mapping[str, str]) -> bool:
+    """Whether ``text`` is a verbatim quotation of a passage it cites: the library's
+    text then, not the model's."""
+    if not isinstance(refs, list):
+        return False
+    for ref in refs:
+        passage = passages.get(ref) if isinstance(ref, str) else None
+        if passage is not None and find_quotation(text, passage) is not None:
+            return True
+    return False
+
+
+RENDERABLE_REASONS = frozenset({RejectionReason.URL_IN_TEXT, RejectionReason.MARKUP_IN_TEXT})
+"""The reasons of the renderable-text rule, the one check a verbatim quotation is not
+held to: it is the library's text then (a book may print a URL or an HTML example),
+and the interfaces neutralise it where they emit it to a renderer."""
+
+
 def check_display_text(text: str, limits: Limits) -> Rejection | None:
-    """The checks any text shown as answer prose must pass; None when it passes."""
+    """The checks any model-written text shown as answer prose must pass; None when it
+    passes. The renderable-text rule is the last (:mod:`citadel.domain.renderable`)."""
     if not is_valid_utf8(text):
         return Rejection(RejectionReason.INVALID_UTF8, "text is not valid UTF-8")
     if not text.strip():
@@ -169,10 +206,15 @@ def check_display_text(text: str, limits: Limits) -> Rejection | None:
             else RejectionReason.CONTROL_CHARACTER
         )
         return Rejection(reason, f"text contains U+{ord(bad):04X}")
-    if contains_url(text):
-        return Rejection(RejectionReason.URL_IN_TEXT, "text contains a URL")
-    if contains_markup(text):
-        return Rejection(RejectionReason.MARKUP_IN_TEXT, "text contains a link or markup")
+    form = renderable_form(text)
+    if form is Renderable.LINK:
+        return Rejection(
+            RejectionReason.URL_IN_TEXT, "text contains a URL, a host name or an e-mail address"
+        )
+    if form is Renderable.MARKUP:
+        return Rejection(
+            RejectionReason.MARKUP_IN_TEXT, "text contains markup, a Markdown link or a heading"
+        )
     return None
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from citadel.app.errors import Forbidden, IngestError, VersionConflict
+from citadel.app.errors import Forbidden, IngestError, LookalikeName, VersionConflict
 from citadel.app.ingest.embedding import ChunkEmbedding
 from citadel.app.ingest.metering import metered
 from citadel.app.ingest.options import IngestOptions
 from citadel.app.ingest.versions import IngestReport, PreparedVersion, VersionPlanner
 from citadel.app.library import require_librarian
+from citadel.app.names import NameRegister
 from citadel.app.ports import (
     ChunkVectors,
     Clock,
@@ -86,8 +87,11 @@ class IngestService:
         check_url: Callable[[str], str] | None = None,
         metrics: OperationMetrics | None = None,
         units: Callable[[str], str] | None = None,
+        names: NameRegister | None = None,
         originals: OriginalStore | None = None,
     ) -> None:
+        """``names``: the names users and sources hold (by default, the sources' only)."""
+        self._names = names or NameRegister(sources=registry)
         self._metrics = metrics
         self._originals = originals
         self._embedding = ChunkEmbedding(embedder, vectors)
@@ -169,7 +173,8 @@ class IngestService:
         """What is wrong with the request itself, before anything is parsed or written:
         who asks (a librarian or admin of that tenant), the source id's form, tenant
         and group names (named as users' are, else no user could ever read the
-        source), and the canonical URL through the link policy."""
+        source; a new one like no existing one: ``NameRegister``), and the canonical
+        URL through the link policy."""
         try:
             check_name("tenant", options.tenant)
             check_groups(options.acl_groups or ())
@@ -186,6 +191,11 @@ class IngestService:
             raise IngestError(shown, "forbidden", str(exc)) from None
         if options.tenant != actor.tenant:
             raise IngestError(shown, "forbidden", f"you may ingest only into {actor.tenant}")
+        try:
+            self._names.check_tenant(options.tenant)
+            self._names.check_groups(options.tenant, options.acl_groups or ())
+        except LookalikeName as exc:
+            raise IngestError(shown, "invalid_name", str(exc)) from None
         if options.url is None or self._check_url is None:
             return options
         try:

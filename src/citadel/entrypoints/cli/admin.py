@@ -30,6 +30,7 @@ from citadel.entrypoints.cli.text import (
     terminal_safe,
     user_line,
 )
+from citadel.entrypoints.present.neutral import neutral_markdown
 from citadel.entrypoints.present.shapes import (
     chunk_json,
     source_details_json,
@@ -89,7 +90,9 @@ def sources_chunks(
         else:
             where = " > ".join(chunk.section_path) or "(no section)"
             pages = chunk.page_label_start or chunk.location or ""
-            print(terminal_safe(f"#{chunk.ordinal} {where} [{pages}] {chunk.text[:100]!r}"))
+            # The chunk's text is the book's: as library text is shown (folded to a line).
+            lead = neutral_markdown(" ".join(chunk.text[:100].split()))
+            print(terminal_safe(f"#{chunk.ordinal} {neutral_markdown(where)} [{pages}] {lead}"))
 
 
 @sources_app.command("move")

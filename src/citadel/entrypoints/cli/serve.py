@@ -9,7 +9,6 @@ its core reads once at start (no TLS 1.2 handshakes).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -32,6 +31,7 @@ from citadel.config import ConfigError, Settings
 from citadel.domain.users import Role
 from citadel.entrypoints.cli.support import HomeOption, err, open_services
 from citadel.entrypoints.cli.text import terminal_safe
+from citadel.entrypoints.present.json_lines import json_line
 from citadel.wire.identity import ANSWER, RETRIEVAL
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def certs_dev(
     certificates (plus wrong-SAN, other-CA and expired ones for tests); keys are 0600."""
     written = mint_dev_certs(directory)
     if json_out:
-        sys.stdout.write(json.dumps([str(p) for p in written]) + "\n")
+        sys.stdout.write(json_line([str(p) for p in written]) + "\n")
     else:
         for path in written:
             err.print(escape(str(path)))

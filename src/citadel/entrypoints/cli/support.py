@@ -6,7 +6,6 @@ Machine output (``--json``) goes to stdout; progress and errors go to stderr.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from citadel.bootstrap import Services, build
 from citadel.config import ConfigError, Settings, cli_default
 from citadel.domain.users import Actor, Role
 from citadel.entrypoints.cli.text import terminal_safe
+from citadel.entrypoints.present.json_lines import json_line
 
 err = Console(stderr=True)
 
@@ -96,7 +96,7 @@ def print_error(exc: Exception) -> None:
 
 
 def emit(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_line(value) + "\n")
 
 
 def parse_groups(text: str | None) -> frozenset[str]:

@@ -1,6 +1,10 @@
 """The human forms the terminal prints: answers with footnotes, result lists, the
 registry, users, evaluations and audit records; and ``terminal_safe`` for all of them.
 
+What the library or the model wrote (segment texts, passages, titles) is shown
+through ``present.neutral.neutral_markdown``: as it is, or as code where a renderer
+(a terminal's, or whatever the output is pasted into) could make something of it.
+
 The ``--json`` shapes are in ``citadel.entrypoints.present.shapes``.
 """
 
@@ -22,6 +26,7 @@ from citadel.entrypoints.present.labels import (
     pages_label,
     support_mark,
 )
+from citadel.entrypoints.present.neutral import neutral_markdown
 
 
 def answer_text(result: AnswerResult) -> str:
@@ -37,10 +42,14 @@ def answer_text(result: AnswerResult) -> str:
                 key = citation.evidence_id or f"forbidden-{citation.ref}"
                 if key not in numbers:
                     numbers[key] = len(numbers) + 1
-                    notes.append(footnote(numbers[key], citation) + link_note(citation))
+                    notes.append(_note(numbers[key], citation) + link_note(citation))
                 mark = support_mark(citation)
                 marks.append(f"[{numbers[key]}: {mark}]" if mark else f"[{numbers[key]}]")
-            lines.append(f"{segment.text} {''.join(marks)}")
+            text = neutral_markdown(segment.text)
+            # A fenced block's closing fence stands alone on its line.
+            lines.append(
+                f"{text}\n{''.join(marks)}" if "\n" in text else f"{text} {''.join(marks)}"
+            )
         if result.answer.limited:
             lines.extend(("", LIMITED_NOTE))
         lines.append("")
@@ -53,6 +62,12 @@ def answer_text(result: AnswerResult) -> str:
         lines.append("Search results:")
         lines.extend(search_lines(result.search, limit=5))
     return "\n".join(lines)
+
+
+def _note(number: int, citation: Citation) -> str:
+    """The footnote line, its title, chapter and section shown as library text."""
+    prefix = f"[{number}] "
+    return prefix + neutral_markdown(footnote(number, citation).removeprefix(prefix))
 
 
 _LINK_NOTES = {
@@ -84,7 +99,9 @@ def search_lines(result: SearchResult, limit: int = 10) -> list[str]:
         snippet = " ".join(e.passage.split())
         if len(snippet) > 240:
             snippet = snippet[:240].rsplit(" ", 1)[0] + " …"
-        lines.append(f"{rank:>2}. ({e.score:.2f}) {where}\n    {snippet}")
+        lines.append(
+            f"{rank:>2}. ({e.score:.2f}) {neutral_markdown(where)}\n    {neutral_markdown(snippet)}"
+        )
     return lines
 
 

@@ -96,11 +96,22 @@ def list_users(
     return {"items": [user_json(u) for u in page.items], "next_cursor": page.next_cursor}
 
 
-@users.post("/{name}/disable", response_model=UserReply, responses=_ONE_USER)
+@users.post(
+    "/{name}/disable",
+    response_model=UserReply,
+    responses=errors(
+        404,
+        409,
+        e403=_ADMIN,
+        e404=_UNKNOWN,
+        e409="The user is you, or the tenant's last enabled admin (code last_admin)",
+    ),
+)
 def disable(name: UserName, request: Request, admin: Admin) -> dict[str, Any]:
-    """Disable a user: its token stops acting at once (disabling twice is harmless)."""
+    """Disable a user: its token stops acting at once (disabling twice is harmless).
+    Not yourself, and never the tenant's last enabled admin."""
     _own(request, name, admin)
-    return user_json(edge(request).services.users.disable(name))
+    return user_json(edge(request).services.users.disable(name, by=admin))
 
 
 @users.post("/{name}/enable", response_model=UserReply, responses=_ONE_USER)

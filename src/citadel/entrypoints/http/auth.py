@@ -93,9 +93,14 @@ def edge(request: Request) -> Edge:
 
 
 def bearer_token(request: Request) -> str | None:
-    header = request.headers.get("authorization")
-    if header is None:
+    """The request's bearer token, None without one; more than one ``Authorization``
+    header is refused (a proxy and the server could each read a different one)."""
+    headers = request.headers.getlist("authorization")
+    if not headers:
         return None
+    if len(headers) > 1:
+        raise Unauthenticated("send one Authorization header, not several")
+    header = headers[0]
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthenticated("the Authorization header must be 'Bearer <API token>'")

@@ -18,7 +18,6 @@ a warning, its category and file) — enough to look it up, nothing of the text.
 from __future__ import annotations
 
 import contextvars
-import json
 import logging
 import os
 import sys
@@ -32,6 +31,7 @@ from starlette.responses import Response
 
 from citadel.app.ports.tracing import NullTracer, Tracer
 from citadel.domain.requests import request_id_or_new
+from citadel.entrypoints.present.json_lines import json_line
 
 REQUEST_ID_HEADER = "X-Request-ID"
 
@@ -106,7 +106,7 @@ class JsonFormatter(logging.Formatter):
                 line["category"] = str(record.__dict__["category"])
         if record.exc_info and record.exc_info[0] is not None:
             line["exception"] = record.exc_info[0].__name__
-        return json.dumps(line, ensure_ascii=False)
+        return json_line(line)
 
 
 def _log_warning(

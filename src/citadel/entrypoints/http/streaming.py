@@ -23,7 +23,6 @@ connection open.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from citadel.domain.answer import AnswerResult
 from citadel.domain.search import SearchResult
 from citadel.domain.users import Actor
 from citadel.entrypoints.http.errors import HIDDEN, describe, error_body
+from citadel.entrypoints.present.json_lines import json_line
 
 log = logging.getLogger("citadel.http")
 
@@ -52,8 +52,9 @@ class EventShapes:
 
 
 def event(name: str, data: Mapping[str, Any]) -> bytes:
-    """One event; JSON escapes every line break, so ``data`` is a single line."""
-    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    """One event; ``json_line`` escapes every line break (U+2028, U+0085 and the like
+    too), so ``data`` is a single line for any client's line splitting."""
+    body = json_line(data, compact=True)
     return f"event: {name}\ndata: {body}\n\n".encode()
 
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Protocol, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
@@ -27,6 +27,7 @@ from citadel.config import ConfigError
 from citadel.domain.errors import InvalidValue
 from citadel.domain.search import SearchMode
 from citadel.domain.users import Actor
+from citadel.entrypoints.mcp.markdown import tool_result
 from citadel.entrypoints.mcp.models import AskOutput, PassageOut, SearchOutput
 from citadel.entrypoints.mcp.tools import CitadelTools, Filters
 
@@ -168,13 +169,13 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
         tags_any: Tags = None,
         year_min: Year = None,
         year_max: Year = None,
-    ) -> SearchOutput:
+    ) -> Annotated[CallToolResult, SearchOutput]:
         filters = Filters(tuple(source_ids or ()), tuple(tags_any or ()), year_min, year_max)
 
         async def work(actor: Actor, _: Any | None) -> SearchOutput:
             return await run_in_threadpool(lambda: tools.search(actor, query, limit, mode, filters))
 
-        return await dispatch("search", ctx, caller, work, tracer)
+        return tool_result(await dispatch("search", ctx, caller, work, tracer))
 
     @server.tool(
         name="ask",
@@ -198,7 +199,7 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
         tags_any: Tags = None,
         year_min: Year = None,
         year_max: Year = None,
-    ) -> AskOutput:
+    ) -> Annotated[CallToolResult, AskOutput]:
         filters = Filters(tuple(source_ids or ()), tuple(tags_any or ()), year_min, year_max)
 
         async def work(actor: Actor, request: Any | None) -> AskOutput:
@@ -211,7 +212,7 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
                 request_id=request_id_of(request),
             )
 
-        return await dispatch("ask", ctx, caller, work, tracer)
+        return tool_result(await dispatch("ask", ctx, caller, work, tracer))
 
     @server.tool(
         name="get_passage",
@@ -228,12 +229,12 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
         answer_id: AnswerId = None,
         ref: Ref = None,
         evidence_id: EvidenceId = None,
-    ) -> PassageOut:
+    ) -> Annotated[CallToolResult, PassageOut]:
         async def work(actor: Actor, _: Any | None) -> PassageOut:
             return await run_in_threadpool(
                 lambda: tools.passage(actor, answer_id=answer_id, ref=ref, evidence_id=evidence_id)
             )
 
-        return await dispatch("get_passage", ctx, caller, work, tracer)
+        return tool_result(await dispatch("get_passage", ctx, caller, work, tracer))
 
     return server

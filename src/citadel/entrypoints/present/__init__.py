@@ -1,2 +1,3 @@
 """What every entrypoint shows, in one place that imports no CLI, HTTP or gRPC library:
-the JSON shapes (``shapes``) and a citation's labels for readers (``labels``)."""
+the JSON shapes (``shapes``), a citation's labels for readers (``labels``), and library
+text as Markdown no renderer makes anything of (``neutral``)."""

@@ -24,7 +24,7 @@ from citadel.adapters.generators.extractive.units import Unit, quotable_units
 from citadel.app.ports.inference import Embedder
 from citadel.domain.answer import Candidate, GenerationRequest
 from citadel.domain.limits import Limits
-from citadel.domain.validation import check_display_text
+from citadel.domain.validation import RENDERABLE_REASONS, check_display_text
 
 
 class ExtractiveGenerator:
@@ -87,9 +87,12 @@ class ExtractiveGenerator:
         return segments
 
     def _shown(self, text: str) -> bool:
-        # The validator's own display check, so the one definition of markup decides:
-        # a unit it would refuse (``<NA>``, a URL, too long) is never quoted.
-        return check_display_text(text, self._limits) is None
+        # The validator's own display check decides: a unit it would refuse (a control
+        # character, too long) is never quoted. A unit is its passage's own words, so
+        # the renderable-text rule (a URL, ``<NA>``) is not its: the validator lets a
+        # verbatim quotation through it, and the interfaces neutralise it.
+        problem = check_display_text(text, self._limits)
+        return problem is None or problem.reason in RENDERABLE_REASONS
 
 
 def _passage_units(passage: str, stored: str | None) -> tuple[Unit, ...]:

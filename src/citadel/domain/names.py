@@ -1,0 +1,152 @@
+"""Names people type and read — users, tenants, groups — and when two look alike.
+
+A name is compared by its skeleton: what it looks like, not which code points spell
+it. ``skeleton`` folds compatibility forms (NFKC: ``ｇ1`` is ``g1``), then maps each
+confusable character to its ASCII prototype *before* case-folding, then case-folds.
+The order matters: a capital ``I`` looks like a small ``l`` but case-folds to ``i``,
+so folding case first would let ``IibA`` stand beside ``libA``. Multi-letter
+look-alikes (``rn`` for ``m``, ``vv`` for ``w``) are read last.
+
+The table is this project's own small subset of what Unicode's confusables list
+covers: Cyrillic and Greek letters (both cases) that render like Latin ones, the
+Latin letters that pass for others (dotless i, script g), and the digit-letter
+pairs of common fonts (``0``/``O``, ``1``/``l``/``I``). Two names look alike when
+any reading of one is a reading of the other (``skeletons``). A new name must also be in
+NFKC form already and of one script (``check_new_name``): two spellings of one
+look, or ``аdam`` with a Cyrillic a, are refused outright.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+
+from citadel.domain.errors import InvalidValue
+from citadel.domain.links.hosts import single_script
+
+# Each character maps to the lower-case ASCII letter it passes for. Applied before
+# case-folding, so capitals that look like another letter (I, Cyrillic І, Greek Ι:
+# all like l) are caught; capitals that look like their own letter map to it.
+_PROTOTYPES = {
+    # Latin and ASCII: digits and capitals that pass for other letters
+    "I": "l",
+    "1": "l",
+    "|": "l",
+    "ǀ": "l",  # U+01C0 dental click
+    "0": "o",
+    "O": "o",
+    "ı": "i",  # dotless i
+    "ȷ": "j",
+    "ɑ": "a",  # Latin alpha
+    "ɡ": "g",  # script g
+    "ɩ": "i",  # Latin iota
+    "ʏ": "y",
+    # Cyrillic, small
+    "а": "a",
+    "в": "b",
+    "е": "e",
+    "і": "i",
+    "ј": "j",
+    "к": "k",
+    "о": "o",
+    "р": "p",
+    "с": "c",
+    "х": "x",
+    "у": "y",
+    "ѕ": "s",
+    "ԁ": "d",
+    "һ": "h",
+    "ԛ": "q",
+    "ԝ": "w",
+    "ү": "y",
+    "ӏ": "l",
+    # Cyrillic, capital
+    "А": "a",
+    "В": "b",
+    "Е": "e",
+    "І": "l",
+    "Ј": "j",
+    "К": "k",
+    "М": "m",
+    "Н": "h",
+    "О": "o",
+    "Р": "p",
+    "С": "c",
+    "Ѕ": "s",
+    "Т": "t",
+    "Х": "x",
+    "У": "y",
+    "Ү": "y",
+    "Ӏ": "l",
+    "Ԛ": "q",
+    "Ԝ": "w",
+    # Greek, small
+    "α": "a",
+    "γ": "y",
+    "ι": "i",
+    "κ": "k",
+    "ν": "v",
+    "ο": "o",
+    "ρ": "p",
+    "τ": "t",
+    "υ": "u",
+    "χ": "x",
+    # Greek, capital
+    "Α": "a",
+    "Β": "b",
+    "Ε": "e",
+    "Ζ": "z",
+    "Η": "h",
+    "Ι": "l",
+    "Κ": "k",
+    "Μ": "m",
+    "Ν": "n",
+    "Ο": "o",
+    "Ρ": "p",
+    "Τ": "t",
+    "Υ": "y",
+    "Χ": "x",
+}
+_TABLE = str.maketrans(_PROTOTYPES)
+_SEQUENCES = (("rn", "m"), ("vv", "w"))
+
+
+def skeleton(name: str) -> str:
+    """What ``name`` looks like: NFKC, confusables mapped (before case-folding), case
+    folded, multi-letter look-alikes read."""
+    return _sequences(unicodedata.normalize("NFKC", name).translate(_TABLE).casefold())
+
+
+def skeletons(name: str) -> frozenset[str]:
+    """Every way ``name`` may be read: its ``skeleton``, and its skeleton with case
+    folded first. A capital I passes both for l (by its look) and for i (by its case):
+    ``Ian`` looks like ``lan`` and like ``ian``."""
+    nfkc = unicodedata.normalize("NFKC", name)
+    return frozenset({skeleton(name), _sequences(nfkc.casefold().translate(_TABLE))})
+
+
+def _sequences(text: str) -> str:
+    text = text.translate(_TABLE)
+    for sequence, letter in _SEQUENCES:
+        text = text.replace(sequence, letter)
+    return text
+
+
+def check_new_name(kind: str, name: str) -> str:
+    """``name`` when a new user, tenant or group may take it: in NFKC form (``ｇ1`` is
+    refused: it is ``g1``), and its letters of one script. ``InvalidValue`` otherwise;
+    ``kind`` names the value in the message. Names made before keep working."""
+    nfkc = unicodedata.normalize("NFKC", name)
+    if nfkc != name:
+        raise InvalidValue(
+            f"a {kind} name must be in Unicode NFKC form: {name!r} is written {nfkc!r}"
+        )
+    if not single_script(name):
+        raise InvalidValue(f"a {kind} name may not mix letters of several scripts")
+    return name
+
+
+def lookalike(name: str, existing: Iterable[str]) -> str | None:
+    """An existing name other than ``name`` that looks like it, or None."""
+    looks = skeletons(name)
+    return next((other for other in existing if other != name and skeletons(other) & looks), None)

@@ -1,0 +1,117 @@
+"""The MCP tools' text content: each output as Markdown an agent client may render.
+
+A tool's structured content is the output model as JSON (data: passages raw). Its
+text content is what a client shows or a model reads, and clients render it as
+Markdown: every text in it that the library or the model wrote — passages,
+quotations, titles, sections, segment texts, links — goes through
+``present.neutral.neutral_markdown``, so no renderer makes a link, an image, markup
+or a heading of it. Only the labels written here are Markdown.
+"""
+
+from __future__ import annotations
+
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel
+
+from citadel.entrypoints.mcp.models import (
+    AskOutput,
+    CitationOut,
+    Link,
+    PassageOut,
+    SearchHit,
+    SearchOutput,
+)
+from citadel.entrypoints.present.neutral import neutral_markdown as shown
+
+
+def tool_result(output: BaseModel) -> CallToolResult:
+    """``output`` as the structured content, and its Markdown as the text content."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=markdown(output))],
+        structured_content=output.model_dump(mode="json", by_alias=True),
+    )
+
+
+def markdown(output: BaseModel) -> str:
+    if isinstance(output, SearchOutput):
+        return search_markdown(output)
+    if isinstance(output, AskOutput):
+        return ask_markdown(output)
+    if isinstance(output, PassageOut):
+        return passage_markdown(output)
+    raise TypeError(f"no Markdown form for {type(output).__name__}")
+
+
+def _where(title: str, chapter: str, section: str, pages: str) -> str:
+    parts = [shown(p) for p in (title, chapter, section) if p]
+    if pages:
+        parts.append(f"pages {shown(pages)}")
+    return ", ".join(parts) or "(untitled)"
+
+
+def _hit(rank: int, hit: SearchHit) -> list[str]:
+    return [
+        f"{rank}\\. {_where(hit.title, hit.chapter, hit.section, hit.pages)}"
+        f" (score {hit.score:.2f}, evidence\\_id {shown(hit.evidence_id)})",
+        "",
+        shown(hit.passage),
+        "",
+    ]
+
+
+def search_markdown(output: SearchOutput) -> str:
+    lines = [f"Search results for {shown(output.query)}:", ""]
+    if not output.results:
+        return "\n".join([*lines, "No results."])
+    for rank, hit in enumerate(output.results, start=1):
+        lines.extend(_hit(rank, hit))
+    return "\n".join(lines).rstrip("\n")
+
+
+def _link(link: Link | None) -> str:
+    if link is None:
+        return ""
+    return f" (link: {link.state.value}" + (f", {shown(link.href)})" if link.href else ")")
+
+
+def _citation(citation: CitationOut) -> str:
+    support = f", {citation.support.label}" if citation.support is not None else ""
+    return f"\\[{citation.ref}\\] {shown(citation.attribution)}{support}{_link(citation.link)}"
+
+
+def ask_markdown(output: AskOutput) -> str:
+    lines = [f"Answer {shown(output.answer_id)} to {shown(output.query)}:", ""]
+    if output.answer is not None:
+        for segment in output.answer.segments:
+            refs = "".join(f"\\[{c.ref}\\]" for c in segment.citations)
+            text = shown(segment.text)
+            # After a fenced block's closing fence nothing may follow on its line.
+            lines.extend((text, refs, "") if "\n" in text else (f"{text} {refs}", ""))
+        if output.answer.limited:
+            lines.extend(("Segments the passages did not support were removed.", ""))
+        citations = {c.ref: c for s in output.answer.segments for c in s.citations}
+        lines.extend(_citation(c) for c in citations.values())
+        return "\n".join(lines)
+    assert output.degraded is not None
+    lines.extend(
+        (
+            f"No validated answer ({shown(output.degraded.reason)}):"
+            f" {shown(output.degraded.detail)}",
+            "",
+        )
+    )
+    for rank, hit in enumerate(output.results, start=1):
+        lines.extend(_hit(rank, hit))
+    return "\n".join(lines).rstrip("\n")
+
+
+def passage_markdown(output: PassageOut) -> str:
+    lines = [
+        f"{_where(output.title, output.chapter, output.section, output.pages)}"
+        f" (version {output.version}{_link(output.link)})",
+        "",
+        shown(output.text),
+    ]
+    if output.quoted is not None:
+        lines.extend(("", "Quoted from it:", "", shown(output.quoted)))
+    return "\n".join(lines)
