@@ -86,6 +86,7 @@ class Settings:
     max_file_bytes: int = default_of("max_file_bytes")
     max_pages: int = default_of("max_pages")
     retain_versions: int = default_of("retain_versions")
+    originals_cache_bytes: int = default_of("originals_cache_bytes")
     embedder: str = default_of("embedder")
     embedder_threads: int | None = default_of("embedder_threads")
     """None: the embedder chooses."""

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from citadel.adapters.pages.original_cache import DEFAULT_MAX_BYTES as ORIGINALS_CACHE_BYTES
 from citadel.adapters.parsers import DEFAULT_MAX_PAGES
 from citadel.adapters.sqlite.lexical import DEFAULT_MAX_TERM_SHARE
 from citadel.app import answer_cache, circuit
@@ -205,6 +206,15 @@ SETTINGS: tuple[Setting, ...] = (
         Integer(),
         DEFAULT_RETAIN_VERSIONS,
         "versions per source that keep their text",
+    ),
+    Setting(
+        "CITADEL_ORIGINALS_CACHE_BYTES",
+        "originals_cache_bytes",
+        Integer(bytes=True),
+        ORIGINALS_CACHE_BYTES,
+        "on PostgreSQL: the bound of this server's cache of kept PDF originals"
+        " (`$CITADEL_HOME/originals-cache`, least recently used go first;"
+        " docs/deployment.md)",
     ),
     Setting(
         "CITADEL_EMBEDDER",

@@ -73,3 +73,25 @@ def test_a_folder_book_is_ingested_and_keeps_no_original(tmp_path: Path) -> None
     assert report["status"] == "created"
     found = FileOriginals(home / "originals").find("default", str(report["source_id"]), 1)
     assert found is None
+
+
+def test_retention_drops_the_original_even_when_the_newer_version_is_no_pdf(
+    tmp_path: Path,
+) -> None:
+    # Retention lives in the ingest use case: a new version that keeps no original of
+    # its own (Markdown) still drops the originals of the versions it pushed out.
+    pdf = write_pdf(tmp_path / "book.pdf", [["Chapter one", "Vectors hold values."]])
+    notes = tmp_path / "book.md"
+    notes.write_text("# Notes\n\nMatrices hold values in rows.\n", encoding="utf-8")
+    home = tmp_path / "home"
+    env = {**ENV, "CITADEL_RETAIN_VERSIONS": "1"}
+    runner = CliRunner()
+    for path in (pdf, notes):
+        outcome = runner.invoke(
+            app,
+            ["ingest", "--home", str(home), "--json", "--source-id", "book", str(path)],
+            env=env,
+        )
+        assert outcome.exit_code == 0, outcome.output
+    originals = FileOriginals(home / "originals")
+    assert originals.find("default", "book", 1) is None

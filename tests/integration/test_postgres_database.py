@@ -85,9 +85,32 @@ def test_a_schema_1_database_gains_the_stored_units_column(postgres_url: str) ->
             (version,) = conn.execute(
                 "SELECT value FROM meta WHERE key = 'schema_version'"
             ).fetchone() or ("",)
-        assert version == str(SCHEMA_VERSION) == "2"
+        assert version == str(SCHEMA_VERSION) == "3"
     finally:
         library.close()
+
+
+def test_a_schema_2_database_gains_the_originals_tables(postgres_url: str) -> None:
+    with psycopg.connect(postgres_url, autocommit=True) as conn:  # as schema 2 made it
+        conn.execute("DROP TABLE original_parts")
+        conn.execute("DROP TABLE originals")
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    db = Database(postgres_url)
+    try:
+        assert db.schema_version() == SCHEMA_VERSION == 3
+        with db.read() as conn:
+            tables = conn.execute(
+                "SELECT table_name FROM information_schema.tables"
+                " WHERE table_name IN ('originals', 'original_parts') ORDER BY table_name"
+            ).fetchall()
+            storage = conn.execute(
+                "SELECT attstorage FROM pg_attribute"
+                " WHERE attrelid = 'original_parts'::regclass AND attname = 'data'"
+            ).fetchone()
+        assert tables == [("original_parts",), ("originals",)]
+        assert storage == ("e",), "parts are stored out of line, uncompressed"
+    finally:
+        db.close()
 
 
 def test_library_writes_bump_the_generation_and_record_writes_do_not(postgres_url: str) -> None:

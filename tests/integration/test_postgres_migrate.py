@@ -70,6 +70,10 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return home, db
 
 
+def book_bytes() -> bytes:
+    return shared_path("books", "pdf", "R-intro.pdf").read_bytes()
+
+
 def hits(db: str, home: Path, query: str, *extra: str) -> list[tuple[str, float]]:
     found = ok(cli(db, home, "search", "--json", "--limit", "10", *extra, query))
     return [(hit["evidence_id"], round(hit["score"], 6)) for hit in found["results"]]
@@ -91,6 +95,14 @@ def test_migrate_copies_everything_and_postgresql_answers_the_same(
             " WHERE NOT s.deleted AND c.version = s.current_version"
         ).fetchone()
     assert live is not None and rows["lexical"] == live[0]
+    # The book's kept original (the CLI keeps a PDF's), byte for byte, in the database.
+    assert rows["originals"] == 1
+    with psycopg.connect(postgres_url) as conn:
+        parts = conn.execute(
+            "SELECT p.data FROM originals o JOIN original_parts p"
+            " USING (tenant, source_id, version) ORDER BY p.part"
+        ).fetchall()
+    assert b"".join(bytes(p[0]) for p in parts) == book_bytes()
     for query in QUERIES:
         assert hits(postgres_url, home, query) == hits(str(db), home, query), query
     listed = [_lines(cli(d, home, "sources", "list", "--json")) for d in (str(db), postgres_url)]
@@ -168,7 +180,7 @@ def _lines(result: Result) -> list[Any]:
 
 
 def _counts(url: str) -> dict[str, int]:
-    tables = ("sources", "source_versions", "chunks", "embeddings", "lexical", "users")
+    tables = ("sources", "source_versions", "chunks", "embeddings", "lexical", "users", "originals")
     with psycopg.connect(url) as conn:
         out = {}
         for table in (*tables, "audit_log"):

@@ -27,7 +27,7 @@ def keep_original(
     if originals is None or not _is_pdf(path):
         return
     tenant, source_id = actor.tenant, report.source_id
-    if report.status == "unchanged" and originals.find(tenant, source_id, report.version):
+    if report.status == "unchanged" and originals.has(tenant, source_id, report.version):
         return
     versions = library.show(source_id, actor).versions
     retained = [v.version for v in versions if v.retained]

@@ -17,7 +17,7 @@ from citadel.adapters.generators.extractive import ExtractiveGenerator
 from citadel.adapters.generators.extractive.stored import stored_units
 from citadel.adapters.generators.openai import GeneratorConfigError, OpenAICompatibleGenerator
 from citadel.adapters.metrics.prometheus import PrometheusMetrics
-from citadel.adapters.pages import FileOriginals, PdfiumRenderer
+from citadel.adapters.pages import PdfiumRenderer
 from citadel.adapters.parsers.epub import EpubParser
 from citadel.adapters.parsers.html import HtmlParser
 from citadel.adapters.parsers.markdown import MarkdownParser
@@ -55,6 +55,7 @@ from citadel.app.resolver import CitationResolver
 from citadel.app.search import SearchService
 from citadel.app.support import SupportStep
 from citadel.app.users import UserService
+from citadel.bootstrap.originals import kept_originals
 from citadel.config import ConfigError, Settings
 from citadel.domain.errors import InvalidValue
 from citadel.domain.links import Link, LinkPolicy
@@ -161,7 +162,7 @@ def build(
     resolver = CitationResolver(
         library, lambda url: _safe_href(policy, url), viewer, metrics=metrics, tracer=tracer
     )
-    originals = FileOriginals(settings.home / "originals")
+    originals = kept_originals(library, settings.home, settings.originals_cache_bytes)
     names = NameRegister(users, library)  # new names are checked against users' and ACLs'
     return Services(
         settings=settings,
@@ -175,6 +176,7 @@ def build(
             metrics=metrics,
             units=stored_units,
             names=names,
+            originals=originals,
         ),
         documents=FileDocuments(default_parsers(settings), max_file_bytes=settings.max_file_bytes),
         reindex=ReindexService(library, chosen_embedder, units=(library, stored_units)),
@@ -253,7 +255,12 @@ def migrate_library(
     db = Database(target_url)
     try:
         return migrate(
-            settings.db_path, db, settings.home / "audit.key", force=force, progress=progress
+            settings.db_path,
+            db,
+            settings.home / "audit.key",
+            force=force,
+            progress=progress,
+            originals=settings.home / "originals",
         )
     finally:
         db.close()

@@ -32,8 +32,11 @@ class FileOriginals:
             os.replace(temporary, folder / f"v{version}.pdf")
         finally:
             Path(temporary).unlink(missing_ok=True)
-        kept = set(retained) | {version}
-        for old in folder.glob("v*.pdf"):
+        self.prune(tenant, source_id, {*retained, version})
+
+    def prune(self, tenant: str, source_id: str, retained: Collection[int]) -> None:
+        kept = set(retained)
+        for old in self._folder(tenant, source_id).glob("v*.pdf"):
             number = old.stem[1:]
             if number.isdigit() and int(number) not in kept:
                 old.unlink(missing_ok=True)
@@ -41,6 +44,9 @@ class FileOriginals:
     def find(self, tenant: str, source_id: str, version: int) -> Path | None:
         path = self._folder(tenant, source_id) / f"v{version}.pdf"
         return path if path.is_file() else None
+
+    def has(self, tenant: str, source_id: str, version: int) -> bool:
+        return self.find(tenant, source_id, version) is not None
 
     def forget(self, tenant: str, source_id: str) -> None:
         shutil.rmtree(self._folder(tenant, source_id), ignore_errors=True)

@@ -27,6 +27,7 @@ import psycopg
 
 from citadel.adapters.postgres.chunks import lexical_tokens
 from citadel.adapters.postgres.database import Connection, Database
+from citadel.adapters.postgres.migrate_originals import copy_originals
 from citadel.adapters.postgres.migrate_source import (
     BATCH,
     TABLES,
@@ -104,12 +105,15 @@ def migrate(
     *,
     force: bool = False,
     progress: Progress | None = None,
+    originals: Path | None = None,
 ) -> MigrationReport:
     """Copy the library at ``sqlite_path`` into ``db`` and verify it, in one transaction.
 
     ``force``: copy into a target that already holds rows (a clash of keys fails the
     whole copy; two audit chains cannot be merged, so a target with audit records
     takes no source records). ``key_file``: the audit key both chains are under.
+    ``originals``: the folder of the embedded library's kept originals (the home's),
+    copied into the database in the same transaction (``migrate_originals.py``).
     """
     report = progress or (lambda stage, done, total: None)
     source = open_sqlite(sqlite_path)
@@ -151,12 +155,15 @@ def migrate(
                 lexical = _build_lexical(conn, indexed_rowids(source), report)
                 seconds["lexical"] = time.perf_counter() - started
                 started = time.perf_counter()
+                kept = 0 if originals is None else copy_originals(conn, source, originals, report)
+                seconds["originals"] = time.perf_counter() - started
+                started = time.perf_counter()
                 chain = _verify_target(conn, digests, held, key, report)
                 seconds["verify"] = time.perf_counter() - started
         except psycopg.Error as exc:
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise MigrationRefused(f"the copy failed and was rolled back: {message}") from exc
-        return MigrationReport({**counts, "lexical": lexical}, chain, seconds)
+        return MigrationReport({**counts, "lexical": lexical, "originals": kept}, chain, seconds)
     finally:
         source.close()
 

@@ -2,14 +2,15 @@
 
 One ``schema_version`` row in ``meta`` names the schema a database has; ``MIGRATIONS``
 holds the statements that take a database from one version to the next (2 adds
-``chunks.units``). The library's tables are here; the record tables (users,
-sessions, audit) are in ``schema_records.py``. ``meta`` also holds the generation, a
-number every library write bumps in its own transaction (``database.py``).
+``chunks.units``, 3 the kept originals' tables). The library's tables are here; the
+record tables (users, sessions, audit) are in ``schema_records.py``. ``meta`` also
+holds the generation, a number every library write bumps in its own transaction
+(``database.py``).
 """
 
 from collections.abc import Mapping, Sequence
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Every statement is idempotent: a new server on an existing database runs them all.
 BASE_DDL: tuple[str, ...] = (
@@ -112,8 +113,36 @@ LIBRARY_DDL: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS lexical_tenant ON lexical(tenant, rowid)",
 )
 
+# The original files of PDF versions, for the viewer's page images (``originals.py``):
+# one row per version, its bytes in 1 MiB parts. A part is stored as it is (STORAGE
+# EXTERNAL, PostgreSQL 16+: out of line, not compressed; a PDF's streams already are).
+ORIGINALS_DDL: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS originals (
+    tenant    TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    version   INTEGER NOT NULL,
+    sha256    TEXT NOT NULL,
+    size      BIGINT NOT NULL,
+    PRIMARY KEY (tenant, source_id, version)
+)""",
+    "CREATE INDEX IF NOT EXISTS originals_sha256 ON originals(sha256)",
+    """CREATE TABLE IF NOT EXISTS original_parts (
+    tenant    TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    version   INTEGER NOT NULL,
+    part      INTEGER NOT NULL,
+    data      BYTEA STORAGE EXTERNAL NOT NULL,
+    PRIMARY KEY (tenant, source_id, version, part),
+    FOREIGN KEY (tenant, source_id, version)
+        REFERENCES originals(tenant, source_id, version) ON DELETE CASCADE
+)""",
+)
+LIBRARY_DDL += ORIGINALS_DDL
+
 # version -> the statements that upgrade a database of version - 1 to it.
 MIGRATIONS: Mapping[int, Sequence[str]] = {
     # 2: each chunk's quotable units, cut at ingest (NULL for the chunks stored before).
     2: ("ALTER TABLE chunks ADD COLUMN IF NOT EXISTS units TEXT",),
+    # 3: the kept originals (made by LIBRARY_DDL on every open; named here as the step).
+    3: ORIGINALS_DDL,
 }

@@ -23,6 +23,7 @@ from citadel.app.ports import (
     SourceRegistry,
     VectorIndex,
 )
+from citadel.app.ports.pages import OriginalStore
 from citadel.domain.chunking import ChunkingPolicy
 from citadel.domain.document import ParsedDocument
 from citadel.domain.errors import InvalidValue
@@ -71,7 +72,8 @@ class IngestService:
     Reading files is not done here: a ``DocumentReader`` hands documents over.
     ``units``, when given, cuts each new chunk's text into the quotable units stored
     beside it (``Chunk.units``: the extractive generator's, so it need not cut them
-    on every answer).
+    on every answer). ``originals``: the kept PDF originals, whose versions past
+    retention are dropped when retention drops their text (whoever ingested them).
     """
 
     def __init__(
@@ -87,10 +89,12 @@ class IngestService:
         metrics: OperationMetrics | None = None,
         units: Callable[[str], str] | None = None,
         names: NameRegister | None = None,
+        originals: OriginalStore | None = None,
     ) -> None:
         """``names``: the names users and sources hold (by default, the sources' only)."""
         self._names = names or NameRegister(sources=registry)
         self._metrics = metrics
+        self._originals = originals
         self._embedding = ChunkEmbedding(embedder, vectors)
         self._registry = registry
         self._planner = VersionPlanner(registry, clock, chunking, units)
@@ -252,12 +256,18 @@ class IngestService:
                 if isinstance(current, PreparedVersion):
                     (item_vectors,) = self._embedding.vectors_for([current], progress)
                 continue
-            self._registry.prune(
-                current.source.tenant, current.source.source_id, self._retain_versions
-            )
+            self._prune(current.source.tenant, current.source.source_id)
             return self._planner.report(
                 current.shown, current.source, current.version.version, current.status
             )
         raise IngestError(
             item.shown, "busy", "the source kept changing while this file was committed; retry"
         )
+
+    def _prune(self, tenant: str, source_id: str) -> None:
+        """Retention: the text of versions past it, and their kept originals with it."""
+        if not self._registry.prune(tenant, source_id, self._retain_versions):
+            return
+        if self._originals is not None:
+            versions = self._registry.versions(tenant, source_id)
+            self._originals.prune(tenant, source_id, [v.version for v in versions if v.retained])

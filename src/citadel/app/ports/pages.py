@@ -46,6 +46,15 @@ class OriginalStore(Protocol):
         """The kept original of that version, if there is one."""
         ...
 
+    def has(self, tenant: str, source_id: str, version: int) -> bool:
+        """Whether an original of that version is kept (without fetching it)."""
+        ...
+
+    def prune(self, tenant: str, source_id: str, retained: Collection[int]) -> None:
+        """Drop the kept originals of the source's versions not in ``retained``
+        (retention dropped their text)."""
+        ...
+
     def forget(self, tenant: str, source_id: str) -> None:
         """Drop every kept original of the source (it was deleted)."""
         ...

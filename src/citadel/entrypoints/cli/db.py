@@ -30,6 +30,7 @@ _STAGES = {
     "ended_sessions": "sessions",
     "audit_log": "audit records",
     "lexical": "lexical index",
+    "originals": "kept originals",
     "verify": "verifying",
 }
 
@@ -55,7 +56,8 @@ def db_migrate(
     home: HomeOption = None,
 ) -> None:
     """Copy the embedded library (sources, versions, chunks, vectors, users, the audit
-    chain) into PostgreSQL and verify counts, content hashes and the chain.
+    chain, the kept PDF originals of CITADEL_HOME) into PostgreSQL and verify counts,
+    content hashes and the chain.
 
     One transaction: on any failure the target is left as it was. The audit key
     (CITADEL_HOME/audit.key) is not in the database: copy it to every server.
