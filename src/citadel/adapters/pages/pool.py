@@ -154,6 +154,11 @@ class RenderPool:
         self._jobs.put(_Job(op, pdf, digest, page, highlight, future))
         return future
 
+    def worker_ids(self) -> list[int]:
+        """The process ids of the workers running now."""
+        with self._lock:
+            return sorted(process.pid for process in self._processes)
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
