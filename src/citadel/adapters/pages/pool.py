@@ -12,7 +12,8 @@ awaits. When ``workers + queue`` jobs are already waiting, a new one raises
 
 A page that ran past its limits (killed for time, or out of memory, or its worker
 died) is remembered by the original's SHA-256 and the page number for
-``remember_s`` and refused at once until then. Rendered pages are kept in an LRU
+``remember_s`` and refused at once until then, also by the jobs already queued for
+it. Rendered pages are kept in an LRU
 cache bounded in bytes, so a page shown again does not queue.
 
 ``workers=0`` renders in this process, one page at a time on the pool's thread,
@@ -191,13 +192,23 @@ class RenderPool:
             try:
                 if not job.future.set_running_or_notify_cancel():
                     continue  # its caller went away while it waited
+                with self._lock:
+                    why = self._refusal(job.digest, job.page)
+                if why is not None:  # the same page ran past its limits while this waited
+                    job.future.set_exception(PageUnrenderable(why))
+                    continue
+                if local is None and (process is None or process.poll() is not None):
+                    try:
+                        process = self._spawn()  # its imports are not the job's time
+                    except Exception as exc:
+                        job.future.set_exception(exc)
+                        continue
                 started = time.monotonic()
                 try:
                     if local is not None:
                         result = _in_process(local, job)
                     else:
-                        if process is None or process.poll() is not None:
-                            process = self._spawn()
+                        assert process is not None
                         result = self._ask(process, job)
                 except _Overrun as exc:
                     if exc.outcome in ("timeout", "died"):
