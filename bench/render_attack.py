@@ -2,7 +2,7 @@
 
 A real ``citadel serve`` on 127.0.0.1 (its own CITADEL_HOME, the hashing embedder),
 holding a hostile PDF (``tests/hostile_pdf.mesh_pdf``: three pages, each a mesh
-shading pdfium takes tens of seconds to draw, under 3 KB on disk) and a normal book
+shading pdfium takes tens of seconds to draw, 3.5 KB on disk) and a normal book
 (``../shared/books/pdf/R-intro.pdf``), both ingested by ``citadel ingest`` (which
 keeps PDF originals), in tenant ``default``; an admin of a second tenant, ``other``.
 First a quiet phase measures the probes alone; then, ``--waves`` times, one reader
