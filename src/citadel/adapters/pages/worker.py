@@ -5,19 +5,23 @@ reading requests from stdin and writing replies to stdout (``frames``). Before
 the first request it lowers its CPU priority (``os.nice``) so request threads keep
 the cores, and caps its address space (``RLIMIT_AS``) so a page that needs more
 memory fails here (``MemoryError``, or pdfium refusing) rather than in the server.
-The wall-clock limit is the pool's: it kills a worker that does not answer in time.
+The wall-clock limit is the pool's: it kills a worker that does not answer in time;
+and a worker dies with the server (``PR_SET_PDEATHSIG`` on Linux).
 """
 
 from __future__ import annotations
 
 import os
 import resource
+import signal
 import sys
 from pathlib import Path
 from typing import IO, Any
 
 from citadel.adapters.pages.frames import read_frame, write_frame, write_json
 from citadel.adapters.pages.render import PdfiumRenderer
+
+_PR_SET_PDEATHSIG = 1
 
 
 def serve(requests: IO[bytes], replies: IO[bytes], renderer: PdfiumRenderer) -> None:
@@ -53,6 +57,19 @@ def serve(requests: IO[bytes], replies: IO[bytes], renderer: PdfiumRenderer) -> 
             write_frame(replies, png)
 
 
+def _die_with_parent() -> None:
+    """Linux: killed when the thread that started it ends (the pool's driver, or the
+    whole server killed), so a page is never drawn on for an absent server."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the pool's kill and stdin's end only
+        return
+    if os.getppid() == 1:  # the parent died before the call above
+        sys.exit(0)
+
+
 def _confine(memory_mb: int, niceness: int) -> None:
     if niceness:
         os.nice(niceness)
@@ -65,6 +82,7 @@ def main(argv: list[str]) -> int:
     memory_mb, niceness = int(argv[0]), int(argv[1])
     import pypdfium2  # noqa: F401  loaded before the memory cap, as every render needs it
 
+    _die_with_parent()
     replies = sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not corrupt the replies
     _confine(memory_mb, niceness)
