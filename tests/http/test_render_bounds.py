@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import re
+import statistics
 import threading
 import time
 from collections.abc import Iterator
@@ -147,13 +148,17 @@ def test_a_reader_past_its_image_rate_gets_429_with_retry_after(shelf: Shelf) ->
     assert other.status_code == 200  # each reader has its own bucket
 
 
-def test_healthz_and_search_answer_fast_while_a_render_is_stuck(shelf: Shelf) -> None:
-    stuck = threading.Thread(target=get, args=(image_url(shelf, shelf.hostile, 6), "ada", shelf))
-    stuck.start()
-    time.sleep(0.1)
+def test_healthz_and_search_answer_fast_while_renders_are_stuck(shelf: Shelf) -> None:
+    # Requests for every hostile page at once, from three readers: the worker and the
+    # queue are full, the rest are refused; none of them may hold up the probes.
+    urls = [(image_url(shelf, shelf.hostile, 6, user), user) for user in ("ada", "lib", "root")]
+    stuck = [threading.Thread(target=get, args=(url, user, shelf)) for url, user in urls * 4]
+    for thread in stuck:
+        thread.start()
+    time.sleep(0.05)
     took: list[float] = []
     with httpx.Client(base_url=shelf.url) as client:
-        while stuck.is_alive() and len(took) < 20:
+        while any(t.is_alive() for t in stuck) or len(took) < 3:
             started = time.monotonic()
             assert client.get("/healthz").status_code == 200
             found = client.post(
@@ -163,10 +168,14 @@ def test_healthz_and_search_answer_fast_while_a_render_is_stuck(shelf: Shelf) ->
             )
             assert found.status_code == 200, found.text
             took.append(time.monotonic() - started)
-    stuck.join(10)
-    assert len(took) >= 3
-    assert max(took) < 0.25, took
-    assert re.search(r"citadel_page_render_longest_seconds ([0-9.]+)", metrics(shelf))
+    for thread in stuck:
+        thread.join(10)
+    # Before the pool, each probe waited for the renders ahead of it (seconds each);
+    # a loaded machine may delay one probe, not the run of them.
+    assert statistics.median(took) < 0.1, took
+    assert max(took) < LIMIT_S, took
+    longest = re.search(r"citadel_page_render_longest_seconds ([0-9.e+-]+)", metrics(shelf))
+    assert longest is not None and float(longest[1]) < LIMIT_S + 0.5
 
 
 def metrics(shelf: Shelf) -> str:

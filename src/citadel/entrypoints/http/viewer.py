@@ -84,7 +84,13 @@ async def view(
 @router.get(
     "/sources/{source_id}/versions/{version}/pages/{page}.png",
     response_class=Response,
-    responses={200: {"content": {"image/png": {}}}, **_REFUSALS},
+    responses={
+        200: {"content": {"image/png": {}}},
+        **_REFUSALS,
+        422: {"description": "The page ran past its render limits, now or recently"},
+        429: {"description": "Too many of your page images at once or this minute"},
+        503: {"description": "Every page renderer is busy (render_busy); see Retry-After"},
+    },
 )
 async def page_image(
     source_id: str,
