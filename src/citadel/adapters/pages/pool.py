@@ -110,7 +110,7 @@ class RenderPool:
             return self._refusal(digest, page)
 
     async def page_count(self, pdf: Path) -> int:
-        digest = self._digest(pdf)
+        digest = await self._digest_off_loop(pdf)
         with self._lock:
             known = self._counts.get(digest)
         if known is not None:
@@ -123,7 +123,7 @@ class RenderPool:
         return count
 
     async def render(self, pdf: Path, page: int, highlight: str | None = None) -> PageImage:
-        digest = self._digest(pdf)
+        digest = await self._digest_off_loop(pdf)
         key = (digest, page, highlight)
         with self._lock:
             hit = self._cache.get(key)
@@ -285,13 +285,23 @@ class RenderPool:
 
     # -- what the pool remembers --------------------------------------------------
 
-    def _digest(self, pdf: Path) -> str:
+    async def _digest_off_loop(self, pdf: Path) -> str:
+        """The digest, hashed off the event loop the first time (an original may be
+        tens of MB)."""
+        known = self._known_digest(pdf)
+        return known if known is not None else await asyncio.to_thread(self._digest, pdf)
+
+    def _known_digest(self, pdf: Path) -> str | None:
         stat = pdf.stat()
-        key = (str(pdf), stat.st_mtime_ns, stat.st_size)
         with self._lock:
-            known = self._digests.get(key)
+            return self._digests.get((str(pdf), stat.st_mtime_ns, stat.st_size))
+
+    def _digest(self, pdf: Path) -> str:
+        known = self._known_digest(pdf)
         if known is not None:
             return known
+        stat = pdf.stat()
+        key = (str(pdf), stat.st_mtime_ns, stat.st_size)
         sha = hashlib.sha256()
         with pdf.open("rb") as stream:
             while block := stream.read(1 << 20):
