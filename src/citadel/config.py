@@ -41,6 +41,7 @@ __all__ = [
     "ConfigError",
     "HttpSettings",
     "LlmSettings",
+    "RenderSettings",
     "Settings",
     "cli_default",
 ]
@@ -71,6 +72,20 @@ class HttpSettings:
     deadline_s: float = default_of("http.deadline_s")
     max_json_bytes: int = default_of("http.max_json_bytes")
     trusted_proxies: tuple[str, ...] = default_of("http.trusted_proxies")
+    image_concurrency: int = default_of("http.image_concurrency")
+    image_rate_per_minute: int = default_of("http.image_rate_per_minute")
+
+
+@dataclass(frozen=True, slots=True)
+class RenderSettings:
+    """The page-render pool's bounds; each field's meaning is in ``settings_render``."""
+
+    workers: int = default_of("render.workers")
+    queue: int = default_of("render.queue")
+    timeout_s: float = default_of("render.timeout_s")
+    memory_mb: int = default_of("render.memory_mb")
+    niceness: int = default_of("render.niceness")
+    remember_s: float = default_of("render.remember_s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +121,7 @@ class Settings:
     """Where spans are sent (OTLP/HTTP); empty: no tracing."""
     llm: LlmSettings = field(default_factory=LlmSettings)
     http: HttpSettings = field(default_factory=HttpSettings)
+    render: RenderSettings = field(default_factory=RenderSettings)
 
     @property
     def db_path(self) -> Path:
@@ -137,6 +153,7 @@ class Settings:
             fusion=fusion,
             llm=_llm(**values["llm"]),
             http=HttpSettings(**values["http"]),
+            render=RenderSettings(**values["render"]),
         )
 
     def with_overrides(self, **changes: object) -> Settings:

@@ -6,7 +6,7 @@ test compares); CLI help asks ``cli_default``. A default a lower layer owns
 (``Limits``, ``FusionPolicy``, the HNSW threshold) is read from there.
 
 ``field`` is where the value lands: an attribute of ``Settings``, or
-``group.attribute`` for ``limits``, ``fusion``, ``llm`` and ``http``.
+``group.attribute`` for ``limits``, ``fusion``, ``llm``, ``http`` and ``render``.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from citadel.setting_kinds import (
     Text,
     ZeroOrOne,
 )
+from citadel.settings_render import RENDER_SETTINGS
 from citadel.settings_search import SEARCH_SETTINGS
 
 GENERATORS = ("extractive", "openai")
@@ -303,6 +304,7 @@ SETTINGS: tuple[Setting, ...] = (
         " `docs/benchmarks.md`)",
         note="(off)",
     ),
+    *RENDER_SETTINGS,
     Setting(
         "CITADEL_OTEL_ENDPOINT", "otel_endpoint", Text(), "", "an OTLP/HTTP collector for traces"
     ),
@@ -310,7 +312,7 @@ SETTINGS: tuple[Setting, ...] = (
 
 _BY_NAME = {setting.name: setting for setting in SETTINGS}
 _BY_FIELD = {setting.field: setting for setting in SETTINGS}
-GROUPS = ("", "limits", "fusion", "llm", "http")
+GROUPS = ("", "limits", "fusion", "llm", "http", "render")
 if len(_BY_NAME) != len(SETTINGS) or len(_BY_FIELD) != len(SETTINGS):
     raise ValueError("a variable or a field is declared twice")
 if not {s.group for s in SETTINGS} <= set(GROUPS):

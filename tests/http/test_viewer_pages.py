@@ -8,6 +8,7 @@ image request is authorized again like the viewer itself.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import io
 import re
@@ -139,7 +140,7 @@ def test_the_highlight_is_drawn_in_the_span_s_lines(book: PdfBook) -> None:
     assert services.pages is not None and services.originals is not None
     pdf = services.originals.find("default", book.source_id, 1)
     assert pdf is not None
-    plain = pixels(services.pages.render(pdf, 2).png)
+    plain = pixels(asyncio.run(services.pages.render(pdf, 2)).png)
     with browser(book.app) as c:
         sign_in(c, book.library, "ada")
         shown = pixels(c.get(image_src(c.get(href(book)).text)).content)

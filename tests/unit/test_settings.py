@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from citadel.config import ConfigError, HttpSettings, LlmSettings, Settings
+from citadel.config import ConfigError, HttpSettings, LlmSettings, RenderSettings, Settings
 from citadel.domain.fusion import FusionPolicy
 from citadel.domain.limits import Limits
 from citadel.entrypoints.cli import app
@@ -129,11 +129,12 @@ def test_the_dataclass_defaults_are_the_tables() -> None:
 
 def test_every_field_has_its_variable() -> None:
     declared = {s.field for s in SETTINGS}
-    nested = {"limits", "fusion", "llm", "http"}
+    nested = {"limits", "fusion", "llm", "http", "render"}
     top = {f.name for f in fields(Settings)} - nested
     assert top <= declared
     assert {f"http.{f.name}" for f in fields(HttpSettings)} <= declared
     assert {f"llm.{f.name}" for f in fields(LlmSettings)} <= declared
+    assert {f"render.{f.name}" for f in fields(RenderSettings)} <= declared
 
 
 def test_defaults_owned_by_a_lower_layer_are_not_written_again() -> None:

@@ -9,6 +9,8 @@ AppError
 ├── UserExists              a user of that name is already registered (409)
 ├── RequestDeadlineExceeded the request's own deadline passed (504)
 ├── ServiceUnavailable      a service this one calls is unreachable or broke its contract (503)
+│   └── RenderBusy          every page renderer is busy and the queue is full (503)
+├── PageUnrenderable        a page ran past its render limits, now or within the last hour
 ├── VersionConflict         the source changed between reading it and committing to it
 ├── ParseError              a parser refused a file (raised by parser adapters)
 ├── InvalidGeneratorOutput  a generator adapter got a reply that is no candidate
@@ -71,6 +73,18 @@ class LibraryChanged(AppError):
 
 class ServiceUnavailable(AppError):
     """A service this one depends on (split mode: Retrieval, Answer) failed to answer."""
+
+
+class RenderBusy(ServiceUnavailable):
+    """Every page renderer is busy and its queue is full; ``retry_after`` is in seconds."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"every page renderer is busy: try again in {retry_after} s")
+        self.retry_after = retry_after
+
+
+class PageUnrenderable(AppError):
+    """A page ran past its time or memory limit (now, or recently: it is not tried again)."""
 
 
 class VersionConflict(AppError):

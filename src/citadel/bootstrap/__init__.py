@@ -17,7 +17,6 @@ from citadel.adapters.generators.extractive import ExtractiveGenerator
 from citadel.adapters.generators.extractive.stored import stored_units
 from citadel.adapters.generators.openai import GeneratorConfigError, OpenAICompatibleGenerator
 from citadel.adapters.metrics.prometheus import PrometheusMetrics
-from citadel.adapters.pages import PdfiumRenderer
 from citadel.adapters.parsers.epub import EpubParser
 from citadel.adapters.parsers.html import HtmlParser
 from citadel.adapters.parsers.markdown import MarkdownParser
@@ -47,7 +46,7 @@ from citadel.app.ports import (
     SourceRegistry,
     UserStore,
 )
-from citadel.app.ports.pages import OriginalStore, PageRenderer
+from citadel.app.ports.pages import OriginalStore, PageImages
 from citadel.app.ports.support import SupportChecker
 from citadel.app.ports.tracing import NullTracer, Tracer
 from citadel.app.reindex import ReindexService
@@ -56,6 +55,7 @@ from citadel.app.search import SearchService
 from citadel.app.support import SupportStep
 from citadel.app.users import UserService
 from citadel.bootstrap.originals import kept_originals
+from citadel.bootstrap.pages import page_images
 from citadel.config import ConfigError, Settings
 from citadel.domain.errors import InvalidValue
 from citadel.domain.links import Link, LinkPolicy
@@ -91,7 +91,7 @@ class Services:
     viewer: ViewerSigner
     """Mints (through the resolver) and verifies the signed viewer links."""
     closers: tuple[Any, ...] = ()
-    pages: PageRenderer | None = None
+    pages: PageImages | None = None
     """Renders a cited PDF page for the viewer; None shows text only."""
     originals: OriginalStore | None = None
     """The uploaded PDFs of source versions, which ``pages`` renders."""
@@ -164,6 +164,7 @@ def build(
     )
     originals = kept_originals(library, settings.home, settings.originals_cache_bytes)
     names = NameRegister(users, library)  # new names are checked against users' and ACLs'
+    images = page_images(settings, metrics)  # bootstrap/pages.py
     return Services(
         settings=settings,
         ingest=IngestService(
@@ -203,8 +204,10 @@ def build(
         viewer=viewer,
         registry=library,
         chunks=library,
-        closers=(search, library) if retrieval is None else (retrieval, search, library),
-        pages=PdfiumRenderer(),
+        closers=(images, search, library)
+        if retrieval is None
+        else (retrieval, images, search, library),
+        pages=images,
         originals=originals,
         tracer=tracer,
     )

@@ -50,6 +50,7 @@ class PrometheusMetrics:
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
+        self._longest_seen = 0.0
         # The same collectors prometheus_client registers on its default registry, on
         # this one: process_* (CPU, memory, file descriptors), python_gc_*, python_info.
         for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
@@ -138,6 +139,19 @@ class PrometheusMetrics:
             "HTTP requests being served now",
             registry=self.registry,
         )
+        self._renders = Histogram(
+            "citadel_page_render_duration_seconds",
+            "Page images and page counts a render worker took on, by outcome (ok, timeout,"
+            " memory, died, refused, failed), and how long each ran",
+            ["outcome"],
+            buckets=_REQUEST_BUCKETS,
+            registry=self.registry,
+        )
+        self._longest_render = Gauge(
+            "citadel_page_render_longest_seconds",
+            "The longest a render worker has run one job since the server started",
+            registry=self.registry,
+        )
         self._rpcs = Histogram(
             "citadel_grpc_request_duration_seconds",
             "gRPC calls served, by full method name and status code",
@@ -161,6 +175,12 @@ class PrometheusMetrics:
         self._in_flight.dec()
         self._http.labels(route=route, method=method).observe(seconds)
         self._http_requests.labels(route=route, method=method, status=str(status)).inc()
+
+    def page_render(self, outcome: str, seconds: float) -> None:
+        self._renders.labels(outcome=outcome).observe(seconds)
+        if seconds > self._longest_seen:
+            self._longest_seen = seconds
+            self._longest_render.set(seconds)
 
     def rpc(self, method: str, code: str, seconds: float) -> None:
         self._rpcs.labels(method=method, code=code).observe(seconds)

@@ -58,3 +58,29 @@ class OriginalStore(Protocol):
     def forget(self, tenant: str, source_id: str) -> None:
         """Drop every kept original of the source (it was deleted)."""
         ...
+
+
+class PageImages(Protocol):
+    """Page renders as the viewer gets them: bounded in time, memory and how many wait.
+
+    A render that runs past its limits raises ``PageUnrenderable`` and the page is
+    remembered, so asking again is refused at once; a full queue raises
+    ``RenderBusy`` at once. The awaiting caller holds no thread.
+    """
+
+    def refusal(self, pdf: Path, page: int) -> str | None:
+        """Why page ``page`` of ``pdf`` is not drawn now (it ran past its limits
+        recently), or None."""
+        ...
+
+    async def page_count(self, pdf: Path) -> int:
+        """How many pages ``pdf`` has; ``ValueError`` when it is not a readable PDF."""
+        ...
+
+    async def render(self, pdf: Path, page: int, highlight: str | None = None) -> PageImage:
+        """As ``PageRenderer.render``, within the limits."""
+        ...
+
+    def close(self) -> None:
+        """Stop the renderers (their processes)."""
+        ...

@@ -28,6 +28,7 @@ from citadel.entrypoints.http import (
 )
 from citadel.entrypoints.http.auth import Edge
 from citadel.entrypoints.http.http_metrics import HttpMetrics
+from citadel.entrypoints.http.image_limits import ReaderImages
 from citadel.entrypoints.http.observability import request_context
 from citadel.entrypoints.http.openapi import typed
 from citadel.entrypoints.http.pages import STATIC
@@ -63,6 +64,7 @@ def create_app(
         cookie_policy=http.cookie_secure,
         answering=answering or services.answer,
         proxies=TrustedProxies(http.trusted_proxies),
+        images=ReaderImages(http.image_concurrency, http.image_rate_per_minute),
     )
     handlers.install(app)
     app.include_router(api.router)

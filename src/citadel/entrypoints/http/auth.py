@@ -23,6 +23,7 @@ from citadel.app.errors import AppError, Forbidden, Unauthenticated
 from citadel.bootstrap import Services
 from citadel.domain.users import Actor, Role
 from citadel.entrypoints.http.errors import RateLimited, SignInRequired
+from citadel.entrypoints.http.image_limits import ReaderImages
 from citadel.entrypoints.http.recent import RecentQuestions
 from citadel.entrypoints.http.security import (
     SESSION_COOKIE,
@@ -64,6 +65,8 @@ class Edge:
     """Held while /readyz counts vector coverage: one count at a time, however many probes."""
     questions: RecentQuestions = field(default_factory=RecentQuestions)
     """Each reader's recent questions on the ask page (this process only)."""
+    images: ReaderImages = field(default_factory=ReaderImages)
+    """Each reader's page images being drawn and asked for (this process only)."""
 
     @property
     def revoked(self) -> RevokedSessions:

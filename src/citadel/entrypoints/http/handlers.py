@@ -14,7 +14,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from citadel.app.errors import AppError, IngestError, ParseError
+from citadel.app.errors import AppError, IngestError, ParseError, RenderBusy
 from citadel.config import ConfigError
 from citadel.domain.errors import InvalidValue
 from citadel.entrypoints.http.errors import (
@@ -32,7 +32,7 @@ log = logging.getLogger("citadel.http")
 
 
 def _headers(exc: Exception, status: int) -> Mapping[str, str]:
-    if isinstance(exc, RateLimited):
+    if isinstance(exc, (RateLimited, RenderBusy)):
         return {"Retry-After": str(exc.retry_after)}
     if status == 401:
         return {"WWW-Authenticate": 'Bearer realm="citadel"'}

@@ -11,6 +11,7 @@ upload), and the viewer shows text only otherwise.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path as FilePath
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
@@ -18,13 +19,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from citadel.app.errors import NotFound
+from citadel.app.errors import NotFound, PageUnrenderable, RenderBusy
 from citadel.bootstrap import Services
 from citadel.domain.document import Chunk
 from citadel.domain.users import Actor
 from citadel.entrypoints.http.auth import ReaderActor, edge
 from citadel.entrypoints.http.pages import page as html_page
 from citadel.entrypoints.http.viewer_pages import (
+    Cited,
     authorize,
     back_link,
     image_href,
@@ -64,8 +66,17 @@ async def view(
     """The cited span of one version, for the reader the signed link was made for: a
     PDF's page (``page``, the cited one by default) or the cited section."""
     services = edge(request).services
+    cited, pdf = await run_in_threadpool(_viewed, services, actor, source_id, version, chunk, token)
+    count = cited.version.page_count
+    if pdf is not None and services.pages is not None:
+        try:  # drawn by a render worker, awaited: the text never waits for a thread
+            count = await services.pages.page_count(pdf)
+        except (ValueError, PageUnrenderable):
+            pdf = None
+        except RenderBusy:
+            pass  # the count kept at ingest; the image may be asked for again
     context = await run_in_threadpool(
-        _viewable, services, actor, source_id, version, chunk, token, page, back
+        _viewable, services, actor, cited, pdf, count, token, page, back
     )
     return html_page(request, "viewer.html", **context)
 
@@ -73,7 +84,13 @@ async def view(
 @router.get(
     "/sources/{source_id}/versions/{version}/pages/{page}.png",
     response_class=Response,
-    responses={200: {"content": {"image/png": {}}}, **_REFUSALS},
+    responses={
+        200: {"content": {"image/png": {}}},
+        **_REFUSALS,
+        422: {"description": "The page ran past its render limits, now or recently"},
+        429: {"description": "Too many of your page images at once or this minute"},
+        503: {"description": "Every page renderer is busy (render_busy); see Retry-After"},
+    },
 )
 async def page_image(
     source_id: str,
@@ -84,13 +101,31 @@ async def page_image(
     chunk: Annotated[str, Query(max_length=256)],
     token: Annotated[str, Query(max_length=2048)],
 ) -> Response:
-    """One page of a PDF version as a PNG, the cited span highlighted on its pages."""
-    services = edge(request).services
-    png = await run_in_threadpool(_image, services, actor, source_id, version, chunk, token, page)
-    return Response(png, media_type="image/png", headers={"Cache-Control": "private, no-store"})
+    """One page of a PDF version as a PNG, the cited span highlighted on its pages.
+
+    Drawn by a render worker within its limits (docs/ui.md): awaited here, so no
+    thread waits for it; 429 past the reader's own image limits, 503 ``render_busy``
+    when every worker is busy and the queue full, 422 ``page_unrenderable`` for a page
+    that ran past its limits (now, or recently)."""
+    the_edge = edge(request)
+    services = the_edge.services
+    pdf, highlight = await run_in_threadpool(
+        _drawable, services, actor, source_id, version, chunk, token, page
+    )
+    assert services.pages is not None  # _drawable found a kept original to draw from
+    with the_edge.images.admitted(f"{actor.tenant}:{actor.user_id}"):
+        try:
+            image = await services.pages.render(pdf, page, highlight)
+        except IndexError:
+            raise NotFound(f"version {version} of {source_id} has no page {page}") from None
+        except ValueError as exc:
+            raise NotFound(f"page {page} cannot be shown: {exc}") from None
+    return Response(
+        image.png, media_type="image/png", headers={"Cache-Control": "private, no-store"}
+    )
 
 
-def _image(
+def _drawable(
     services: Services,
     actor: Actor,
     source_id: str,
@@ -98,31 +133,37 @@ def _image(
     chunk: str,
     token: str,
     page: int,
-) -> bytes:
+) -> tuple[FilePath, str | None]:
+    """The original to draw ``page`` from and the text to highlight on it, for this
+    reader; a page remembered as past its limits is refused here, before any queue."""
     cited = authorize(services, actor, source_id, version, chunk, token)
     pdf = original_pdf(services, actor, cited)
     if pdf is None or services.pages is None:
         raise NotFound(f"no page image is kept for version {version} of {source_id}")
-    highlight = cited.quoted if cited.cites_page(page) else None
-    try:
-        return services.pages.render(pdf, page, highlight).png
-    except IndexError:
-        raise NotFound(f"version {version} of {source_id} has no page {page}") from None
-    except ValueError as exc:
-        raise NotFound(f"page {page} cannot be shown: {exc}") from None
+    why = services.pages.refusal(pdf, page)
+    if why is not None:
+        raise PageUnrenderable(why)
+    return pdf, cited.quoted if cited.cites_page(page) else None
+
+
+def _viewed(
+    services: Services, actor: Actor, source_id: str, version: int, chunk: str, token: str
+) -> tuple[Cited, FilePath | None]:
+    cited = authorize(services, actor, source_id, version, chunk, token)
+    return cited, original_pdf(services, actor, cited) if cited.paged else None
 
 
 def _viewable(
     services: Services,
     actor: Actor,
-    source_id: str,
-    version: int,
-    chunk: str,
+    cited: Cited,
+    pdf: FilePath | None,
+    count: int,
     token: str,
     page: int | None,
     back: str | None,
 ) -> dict[str, Any]:
-    cited = authorize(services, actor, source_id, version, chunk, token)
+    source_id, version = cited.grant.source_id, cited.grant.version
     back = back_link(back)
     context: dict[str, Any] = {
         "title": cited.details.source.title,
@@ -131,6 +172,7 @@ def _viewable(
         "back": back,
         "headings": (),
         "image": None,
+        "image_note": None,
         "shown": None,
     }
     if not cited.paged:
@@ -138,16 +180,14 @@ def _viewable(
             raise NotFound(f"version {version} of {source_id} has no pages")
         context["headings"], context["spans"] = section_view(cited)
         return context
-    count = cited.version.page_count
-    pdf = original_pdf(services, actor, cited)
-    if pdf is not None and services.pages is not None:
-        try:
-            count = services.pages.page_count(pdf)
-        except ValueError:
-            pdf = None
     shown = page or cited.cited.page_start or 1
     if shown > count:
         raise NotFound(f"version {version} of {source_id} has no page {shown}")
+    if pdf is not None and services.pages is not None:
+        why = services.pages.refusal(pdf, shown)
+        if why is not None:
+            context["image_note"] = f"The page as printed is not shown ({why}); its text is."
+            pdf = None
     context.update(
         spans=page_spans(cited, shown),
         shown=shown,
