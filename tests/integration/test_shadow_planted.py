@@ -156,7 +156,7 @@ def test_a_reader_cannot_judge_answers_shown_to_others(
     ("content", "message"),
     [
         (b'{"question": "q"}\n', "line 2: missing field 'answer'"),
-        (b"not json at all\n", "line 2: not JSON"),
+        (b"not json at all\n", "line 2: not valid JSON"),
         (b'{"question": "q", "answer": "a", "citations": [], "timestamp": "now"}\n', "line 2"),
         (b'"x' + b"y" * (1 << 20) + b'"\n', "line 2: longer than"),
     ],

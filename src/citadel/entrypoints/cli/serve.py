@@ -258,7 +258,7 @@ def _metrics_listener(services: Services, address: str | None) -> Callable[[], N
     try:
         if not host:
             raise ValueError(f"{address!r} is not HOST:PORT")
-        number = parse_int(port, low=0, high=65535, what="the metrics port")
+        number = parse_int(port, low=0, high=65535, what=f"the port of {address!r} (HOST:PORT)")
         bound, stop = services.metrics.listen(host.strip("[]"), number)
     except (ValueError, OSError) as exc:
         services.close()
