@@ -29,6 +29,15 @@ KINDS = {
     },
 }
 ORIGINS = {"written", "augmented"}
+# kinds of augmented rows are the perturbation names (scripts/augment_support_data.py)
+AUGMENTED_KINDS = {
+    "number",
+    "unit",
+    "identifier",
+    "negation_insert",
+    "negation_remove",
+    "antonym",
+}
 NEG = re.compile(
     r"\b(not|no|never|none|nothing|cannot|can't|neither|nor|without|"
     r"isn't|aren't|doesn't|don't|didn't|won't|wasn't|weren't|unable)\b|n't\b",
@@ -75,6 +84,8 @@ def check_row(row, where, chunks_dir, cache, seen, errors) -> bool:
         err(f"bad label {label!r}")
     elif row["origin"] == "written" and kind not in KINDS[label]:
         err(f"kind {kind!r} does not belong to {label}")
+    elif row["origin"] == "augmented" and (label != "CONTRADICT" or kind not in AUGMENTED_KINDS):
+        err(f"augmented row must be CONTRADICT with a perturbation kind, got {label}/{kind}")
     chunks = load_chunks(chunks_dir, row["book"], cache)
     text = chunks.get(row["chunk_id"])
     if text is None:
