@@ -90,6 +90,8 @@ ANTONYMS = [
     ("succeeds", "fails"),
 ]
 
+ORDINALS = {"first", "last", "earliest", "latest"}
+
 AUXILIARIES = [
     ("cannot", "can"),
     ("can't", "can"),
@@ -175,6 +177,8 @@ def plain_value(sentence: str, m: re.Match) -> bool:
 
 
 def perturb_number(sentence, passage, rng, vocab):
+    if NEGATION.search(sentence):  # "does not give 10" would become true
+        return None
     numbers = [
         m for m in NUMBER.finditer(sentence) if m.group(1) in passage and plain_value(sentence, m)
     ]
@@ -196,6 +200,8 @@ def perturb_number(sentence, passage, rng, vocab):
 
 
 def perturb_unit(sentence, passage, rng, vocab):
+    if NEGATION.search(sentence):
+        return None
     options = []
     for a, b in UNITS:
         for old, new in ((a, b), (b, a)):
@@ -213,6 +219,8 @@ def perturb_unit(sentence, passage, rng, vocab):
 
 
 def perturb_identifier(sentence, passage, rng, vocab):
+    if NEGATION.search(sentence):  # "list.copy() does not write" is simply true
+        return None
     found = []
     for m in IDENT.finditer(sentence):
         token = m.group(1)
@@ -252,7 +260,7 @@ def perturb_negation_insert(sentence, passage, rng, vocab):
 
 def perturb_negation_remove(sentence, passage, rng, vocab):
     hits = NEGATION.findall(sentence)
-    if len(hits) != 1 or re.search(r"\bnot (only|just|necessarily)\b", sentence):
+    if len(hits) != 1 or re.search(r"\bnot (only|just|necessarily|any)\b|n't any\b", sentence):
         return None
     for neg, pos in AUXILIARIES:
         pattern = re.compile(r"\b" + re.escape(neg) + r"\b", re.IGNORECASE)
@@ -271,7 +279,12 @@ def perturb_antonym(sentence, passage, rng, vocab):
         for old, new in ((a, b), (b, a)):
             word = r"(?<![\w(.-])" + re.escape(old) + r"(?![\w(.-])"
             m = re.search(word, sentence, re.IGNORECASE)
-            if m and not re.search(r"[`'\"]$", sentence[: m.start()]):
+            if not m:
+                continue
+            before = sentence[: m.start()]
+            if old.lower() in ORDINALS and not re.search(r"\bthe\s+$", before, re.IGNORECASE):
+                continue  # adverbial "first" ("it first creates") reads badly
+            if not re.search(r"[`'\"]$", before):
                 options.append((m.start(), m, new))
     if not options or NEGATION.search(sentence):
         return None
