@@ -62,7 +62,6 @@ ANTONYMS = [
     ("largest", "smallest"),
     ("longer", "shorter"),
     ("faster", "slower"),
-    ("higher", "lower"),
     ("before", "after"),
     ("first", "last"),
     ("earliest", "latest"),
@@ -245,6 +244,8 @@ def perturb_identifier(sentence, passage, rng, vocab):
 def perturb_negation_insert(sentence, passage, rng, vocab):
     if NEGATION.search(sentence) or SUBORDINATE.match(sentence):
         return None
+    if re.search(r"\b(only|because|since)\b", sentence, re.IGNORECASE):
+        return None  # "not ... only", "not slow because" have unclear scope
     head = re.split(r"[,;:]| if | when | unless | because | so that ", sentence)[0]
     best = None
     for aux in INSERT_AUX:
@@ -260,6 +261,8 @@ def perturb_negation_insert(sentence, passage, rng, vocab):
 
 def perturb_negation_remove(sentence, passage, rng, vocab):
     hits = NEGATION.findall(sentence)
+    if re.search(r"\b(some|only|until|unless)\b", sentence, re.IGNORECASE):
+        return None  # "some X cannot" -> "some X can" is simply true
     if len(hits) != 1 or re.search(r"\bnot (only|just|necessarily|any)\b|n't any\b", sentence):
         return None
     for neg, pos in AUXILIARIES:
@@ -284,6 +287,8 @@ def perturb_antonym(sentence, passage, rng, vocab):
             before = sentence[: m.start()]
             if old.lower() in ORDINALS and not re.search(r"\bthe\s+$", before, re.IGNORECASE):
                 continue  # adverbial "first" ("it first creates") reads badly
+            if re.match(r"\s+(another|all)\b", sentence[m.end() :]):
+                continue  # "one after another", "after all" are idioms
             if not re.search(r"[`'\"]$", before):
                 options.append((m.start(), m, new))
     if not options or NEGATION.search(sentence):
