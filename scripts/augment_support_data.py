@@ -61,9 +61,6 @@ ANTONYMS = [
     ("oldest", "newest", "before_after"),
     ("previous", "next", "before_after"),
     ("always", "never", "quantifier"),
-    ("every", "no", "quantifier"),
-    ("most", "few", "quantifier"),
-    ("many", "few", "quantifier"),
     ("often", "rarely", "quantifier"),
     ("usually", "rarely", "quantifier"),
     ("left", "right", "direction"),
@@ -113,6 +110,9 @@ NUMBER = re.compile(r"(?<![\w.$@{~^-])\d+(?:\.\d+)?(?![\w.]*\w)")
 FUNCTION = re.compile(r"\b([A-Za-z_][\w.]*[A-Za-z0-9_])\(")
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*[a-z0-9])\b")
 GIT_SUBCOMMAND = re.compile(r"\bgit[ -]([a-z][a-z-]*[a-z])\b")
+SUBCOMMAND_GROUPS = {"submodule", "remote", "bisect", "stash", "notes", "worktree", "config"}
+CLAUSE_WORD = re.compile(r"\b(unless|if|when|once|because|since|although|while|that|which|who)\b")
+NOUN_ADJECTIVES = {"local", "remote", "upper", "lower", "top", "bottom"}
 CODE_HINT = re.compile(r"[()=$<>{}\[\]/\\`]|--|\w\.\w")
 
 
@@ -143,10 +143,12 @@ def perturb_value(sentence: str, passage: str, rng: random.Random) -> str | None
     for m in NUMBER.finditer(sentence):
         if m.group(0) in passage:
             options.append(("number", m))
-    for m in re.finditer(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", sentence, re.I):
-        options.append(("word", m))
+    words = "|".join(NUMBER_WORDS[1:])  # "one" is too often a pronoun
+    for m in re.finditer(rf"\b({words})\b(?= \w+s\b)", sentence, re.I):
+        if re.search(rf"\b{m.group(1)}\b", passage, re.I):
+            options.append(("word", m))
     for a, b in UNITS:
-        for m in re.finditer(rf"\b({a}|{b})\b", sentence):
+        for m in re.finditer(rf"(?<=\d )({a}|{b})\b", sentence):
             options.append(("unit", m))
     if not options:
         return None
@@ -185,10 +187,18 @@ def perturb_command(
     for m in GIT_SUBCOMMAND.finditer(sentence):
         if m.group(1) in passage and m.group(1) in pools["subcommand"]:
             options.append(("subcommand", m.start(1), m.end(1), m.group(1)))
-    if not options:
+    if not options or NEGATION.search(sentence):
         return None
     shape, start, end, old = rng.choice(options)
-    candidates = [c for c in pools[shape] if c != old and c not in passage]
+    if re.search(r"\b(such as|like|e\.g\.)\W*$", sentence[max(0, start - 12) : start]):
+        return None  # swapping one example of a list is not a contradiction
+    if shape == "subcommand" and old in SUBCOMMAND_GROUPS:
+        return None  # "git submodule add" -> "git fsck add" is not a command
+    candidates = [
+        c
+        for c in pools[shape]
+        if c != old and c not in passage and c.count(".") <= old.count(".") and len(c) <= 16
+    ]
     if not candidates:
         return None
     return replace_at(sentence, start, end, rng.choice(candidates))
@@ -196,7 +206,7 @@ def perturb_command(
 
 def perturb_negation(sentence: str, rng: random.Random) -> str | None:
     if NEGATION.search(sentence):
-        if ";" in sentence:
+        if ";" in sentence or re.search(r"\bsome\b", sentence, re.I):
             return None  # "X does not Y; it Z" would contradict itself
         for pattern, new in REMOVE_NEGATION:
             m = re.search(pattern, sentence, re.I)
@@ -209,8 +219,11 @@ def perturb_negation(sentence: str, rng: random.Random) -> str | None:
         start = sentence.find(",") + 1
         if start == 0:
             return None
-    m = AUXILIARY.search(sentence, start)
-    if not m:
+    for m in AUXILIARY.finditer(sentence, start):
+        clause = re.split(r"[,;]", sentence[start : m.start()])[-1]
+        if not CLAUSE_WORD.search(clause.lower()):
+            break
+    else:
         return None
     word = m.group(1)
     new = "cannot" if word.lower() == "can" else f"{word} not"
@@ -220,6 +233,8 @@ def perturb_negation(sentence: str, rng: random.Random) -> str | None:
 def perturb_antonym(sentence: str, rng: random.Random) -> tuple[str, str] | None:
     options = []
     for a, b, kind in ANTONYMS:
+        if all(re.search(rf"\b{w}\b", sentence, re.I) for w in (a, b)):
+            continue  # "left to right" -> "left to left"
         for word, opposite in ((a, b), (b, a)):
             for m in re.finditer(rf"(?<![\w.-]){word}(?![\w(-])", sentence, re.I):
                 before = sentence[max(0, m.start() - 2) : m.start()]
@@ -228,6 +243,8 @@ def perturb_antonym(sentence: str, rng: random.Random) -> tuple[str, str] | None
                     continue
                 if sentence[: m.start()].lower().endswith("not "):
                     continue  # avoid "not rarely"
+                if word in NOUN_ADJECTIVES and not re.match(r" [a-z]", sentence[m.end() :]):
+                    continue  # adjective used as a noun: "it is remote"
                 if sentence[m.end() :].startswith(" modified"):
                     continue  # "last modified time" is a name, not an order
                 options.append((m, opposite, kind))
