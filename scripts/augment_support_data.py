@@ -56,15 +56,12 @@ UNITS = [
 # (word, opposite, kind); matched as whole lower-case words outside code.
 ANTONYMS = [
     ("first", "last", "before_after"),
-    ("earliest", "latest", "before_after"),
     ("before", "after", "before_after"),
     ("oldest", "newest", "before_after"),
     ("previous", "next", "before_after"),
     ("always", "never", "quantifier"),
     ("often", "rarely", "quantifier"),
     ("usually", "rarely", "quantifier"),
-    ("left", "right", "direction"),
-    ("top", "bottom", "direction"),
     ("upper", "lower", "direction"),
     ("increase", "decrease", "direction"),
     ("increases", "decreases", "direction"),
@@ -96,7 +93,7 @@ REMOVE_NEGATION = [
     (r"\baren't\b", "are"),
     (r"\bwon't\b", "will"),
     (r"\bnever\b", "always"),
-    (r"\bnot (?!only\b|just\b|merely\b)", ""),
+    (r"\b(?:is|are|was|were|do|does|did|can|could|will|would|should|must|need) not\b", None),
 ]
 NEGATION = re.compile(
     r"\b(not|no|never|none|nothing|neither|nor|cannot|without)\b|n't\b", re.IGNORECASE
@@ -111,7 +108,9 @@ FUNCTION = re.compile(r"\b([A-Za-z_][\w.]*[A-Za-z0-9_])\(")
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*[a-z0-9])\b")
 GIT_SUBCOMMAND = re.compile(r"\bgit[ -]([a-z][a-z-]*[a-z])\b")
 SUBCOMMAND_GROUPS = {"submodule", "remote", "bisect", "stash", "notes", "worktree", "config"}
-CLAUSE_WORD = re.compile(r"\b(unless|if|when|once|because|since|although|while|that|which|who)\b")
+CLAUSE_WORD = re.compile(
+    r"\b(unless|if|when|once|because|since|although|while|that|which|who|how|what|where|whether)\b"
+)
 NOUN_ADJECTIVES = {"local", "remote", "upper", "lower", "top", "bottom"}
 CODE_HINT = re.compile(r"[()=$<>{}\[\]/\\`]|--|\w\.\w")
 
@@ -141,7 +140,7 @@ def match_case(word: str, new: str) -> str:
 def perturb_value(sentence: str, passage: str, rng: random.Random) -> str | None:
     options = []
     for m in NUMBER.finditer(sentence):
-        if m.group(0) in passage:
+        if m.group(0) in passage and sentence[m.start() - 1 : m.start()] != "=":
             options.append(("number", m))
     words = "|".join(NUMBER_WORDS[1:])  # "one" is too often a pronoun
     for m in re.finditer(rf"\b({words})\b(?= \w+s\b)", sentence, re.I):
@@ -206,12 +205,14 @@ def perturb_command(
 
 def perturb_negation(sentence: str, rng: random.Random) -> str | None:
     if NEGATION.search(sentence):
-        if ";" in sentence or re.search(r"\bsome\b", sentence, re.I):
+        if ";" in sentence or re.search(r"\b(some|but|rather than|instead)\b", sentence, re.I):
             return None  # "X does not Y; it Z" would contradict itself
         for pattern, new in REMOVE_NEGATION:
             m = re.search(pattern, sentence, re.I)
             if m:
-                return replace_at(sentence, m.start(), m.end(), match_case(m.group(0), new))
+                old = m.group(0)
+                new_text = old[: -len(" not")] if new is None else match_case(old, new)
+                return replace_at(sentence, m.start(), m.end(), new_text)
         return None
     start = 0
     if SUBORDINATE.match(sentence):
@@ -231,6 +232,8 @@ def perturb_negation(sentence: str, rng: random.Random) -> str | None:
 
 
 def perturb_antonym(sentence: str, rng: random.Random) -> tuple[str, str] | None:
+    if NEGATION.search(sentence):
+        return None  # "not necessarily the latest" is no longer a contradiction
     options = []
     for a, b, kind in ANTONYMS:
         if all(re.search(rf"\b{w}\b", sentence, re.I) for w in (a, b)):
@@ -241,8 +244,11 @@ def perturb_antonym(sentence: str, rng: random.Random) -> tuple[str, str] | None
                 after = sentence[m.end() : m.end() + 2]
                 if CODE_HINT.search(before + after):
                     continue
-                if sentence[: m.start()].lower().endswith("not "):
-                    continue  # avoid "not rarely"
+                head, tail = sentence[: m.start()].lower(), sentence[m.end() :].lower()
+                if head.endswith(("not ", "or ", "git ")) or tail.startswith(" than one"):
+                    continue  # "zero or more", "more than one", "git remote add"
+                if m.start() == 0 and kind == "before_after":
+                    continue  # "After X, Y holds" -> "Before X, ..." is rarely a contradiction
                 if word in NOUN_ADJECTIVES and not re.match(r" [a-z]", sentence[m.end() :]):
                     continue  # adjective used as a noun: "it is remote"
                 if sentence[m.end() :].startswith(" modified"):
@@ -273,7 +279,9 @@ def augment(rows: list[dict], chunk_dir: Path, seed: int) -> list[dict]:
         value = perturb_value(sentence, passage, rng)
         if value:
             candidates.append(("value", value))
-        command = perturb_command(sentence, passage, pools[book], rng)
+        command = None
+        if row["kind"] != "generalisation":  # "tapply() and others" -> "array() and others"
+            command = perturb_command(sentence, passage, pools[book], rng)
         if command:
             candidates.append(("command", command))
         negated = perturb_negation(sentence, rng)
