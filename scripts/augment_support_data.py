@@ -75,7 +75,6 @@ ANTONYMS = [
     ("inside", "outside", "direction"),
     ("local", "remote", "direction"),
     ("immutable", "mutable", "direction"),
-    ("positional", "keyword", "direction"),
     ("easy", "hard", "direction"),
     ("easier", "harder", "direction"),
     ("safe", "unsafe", "direction"),
@@ -89,7 +88,7 @@ REMOVE_NEGATION = [
     (r"\bcan't\b", "can"),
     (r"\bdoesn't\b", "does"),
     (r"\bdon't\b", "do"),
-    (r"\bisn't\b", "is"),
+    (r"\bisn't\b(?! either)", "is"),
     (r"\baren't\b", "are"),
     (r"\bwon't\b", "will"),
     (r"\bnever\b", "always"),
@@ -111,6 +110,7 @@ SUBCOMMAND_GROUPS = {"submodule", "remote", "bisect", "stash", "notes", "worktre
 CLAUSE_WORD = re.compile(
     r"\b(unless|if|when|once|because|since|although|while|that|which|who|how|what|where|whether)\b"
 )
+PRO_FORM_FOLLOWERS = {"", "on", "in", "for", "with", "to", "so", "the", "a", "it", "this", "that"}
 NOUN_ADJECTIVES = {"local", "remote", "upper", "lower", "top", "bottom"}
 CODE_HINT = re.compile(r"[()=$<>{}\[\]/\\`]|--|\w\.\w")
 
@@ -165,7 +165,7 @@ def perturb_value(sentence: str, passage: str, rng: random.Random) -> str | None
         if new == old:
             return None
     elif what == "word":
-        others = [w for w in NUMBER_WORDS if w != old.lower()]
+        others = [w for w in NUMBER_WORDS[1:] if w != old.lower()]  # no "one copies"
         new = match_case(old, rng.choice(others))
     else:
         pair = next(p for p in UNITS if old in p)
@@ -214,6 +214,8 @@ def perturb_negation(sentence: str, rng: random.Random) -> str | None:
                 new_text = old[: -len(" not")] if new is None else match_case(old, new)
                 return replace_at(sentence, m.start(), m.end(), new_text)
         return None
+    if re.match(r"(some|many|several)\b", sentence, re.I):
+        return None  # "Some X are Y" -> "Some X are not Y" is compatible
     start = 0
     if SUBORDINATE.match(sentence):
         # negate the main clause, which follows the first comma
@@ -222,6 +224,9 @@ def perturb_negation(sentence: str, rng: random.Random) -> str | None:
             return None
     for m in AUXILIARY.finditer(sentence, start):
         clause = re.split(r"[,;]", sentence[start : m.start()])[-1]
+        following = re.match(r" ?(\w*)", sentence[m.end() :]).group(1).lower()
+        if m.group(1).lower() in ("do", "does") and following in PRO_FORM_FOLLOWERS:
+            continue  # "as it does on vectors" is a pro-form, not an auxiliary
         if not CLAUSE_WORD.search(clause.lower()):
             break
     else:
