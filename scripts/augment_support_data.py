@@ -72,7 +72,6 @@ ANTONYMS = [
     ("faster", "slower", "direction"),
     ("minimal", "copious", "direction"),
     ("backwards", "forwards", "direction"),
-    ("inside", "outside", "direction"),
     ("local", "remote", "direction"),
     ("immutable", "mutable", "direction"),
     ("easy", "hard", "direction"),
@@ -184,6 +183,8 @@ def perturb_command(
         if m.group(1) in passage:
             options.append(("flag", m.start(1), m.end(1), m.group(1)))
     for m in GIT_SUBCOMMAND.finditer(sentence):
+        if re.match(r"running\W*$", sentence[max(0, m.start() - 9) : m.start()], re.I):
+            continue  # "running git add . becomes useless" -> another command: no conflict
         if m.group(1) in passage and m.group(1) in pools["subcommand"]:
             options.append(("subcommand", m.start(1), m.end(1), m.group(1)))
     if not options or NEGATION.search(sentence):
@@ -214,7 +215,7 @@ def perturb_negation(sentence: str, rng: random.Random) -> str | None:
                 new_text = old[: -len(" not")] if new is None else match_case(old, new)
                 return replace_at(sentence, m.start(), m.end(), new_text)
         return None
-    if re.match(r"(some|many|several)\b", sentence, re.I):
+    if re.match(r"(some|sometimes|many|several)\b", sentence, re.I):
         return None  # "Some X are Y" -> "Some X are not Y" is compatible
     start = 0
     if SUBORDINATE.match(sentence):
@@ -256,6 +257,8 @@ def perturb_antonym(sentence: str, rng: random.Random) -> tuple[str, str] | None
                     continue  # "After X, Y holds" -> "Before X, ..." is rarely a contradiction
                 if word in NOUN_ADJECTIVES and not re.match(r" [a-z]", sentence[m.end() :]):
                     continue  # adjective used as a noun: "it is remote"
+                if tail.startswith((" bad", " good")):
+                    continue  # "the first bad commit" is a term, not an order
                 if sentence[m.end() :].startswith(" modified"):
                     continue  # "last modified time" is a name, not an order
                 options.append((m, opposite, kind))
