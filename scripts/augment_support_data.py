@@ -18,7 +18,9 @@ each SUPPORT sentence, tries a seeded, deterministic selection of perturbations:
 The perturbation name is written as the row's kind, using the CONTRADICT kinds
 of the written data (value, command, negation, direction, before_after,
 quantifier), so that the same per-kind reports apply. At most two perturbations
-of different kinds are kept per sentence. Output rows have label CONTRADICT and
+of different kinds are kept per sentence. Each input row gets its own random
+generator seeded from --seed and the row id, so output for a row does not change
+when other rows are added. Output rows have label CONTRADICT and
 origin "augmented"; ids are <book>-a00001, ... in input order.
 """
 
@@ -139,11 +141,12 @@ def match_case(word: str, new: str) -> str:
 def perturb_value(sentence: str, passage: str, rng: random.Random) -> str | None:
     options = []
     for m in NUMBER.finditer(sentence):
-        if m.group(0) in passage and sentence[m.start() - 1 : m.start()] != "=":
+        example = re.search(r"(such as|e\.g\.|like)[^,;]*$", sentence[: m.start()])
+        if m.group(0) in passage and sentence[m.start() - 1 : m.start()] != "=" and not example:
             options.append(("number", m))
     words = "|".join(NUMBER_WORDS[1:])  # "one" is too often a pronoun
     for m in re.finditer(rf"\b({words})\b(?= \w+s\b)", sentence, re.I):
-        if re.search(rf"\b{m.group(1)}\b", passage, re.I):
+        if re.search(rf"\b{m.group(1)}\b", passage, re.I) and " both " not in sentence:
             options.append(("word", m))
     for a, b in UNITS:
         for m in re.finditer(rf"(?<=\d )({a}|{b})\b", sentence):
@@ -257,6 +260,8 @@ def perturb_antonym(sentence: str, rng: random.Random) -> tuple[str, str] | None
                     continue  # "After X, Y holds" -> "Before X, ..." is rarely a contradiction
                 if word in NOUN_ADJECTIVES and not re.match(r" [a-z]", sentence[m.end() :]):
                     continue  # adjective used as a noun: "it is remote"
+                if re.search(r"\bnamed?s? (\w+ )?$", head) and word == "after":
+                    continue  # "names it after a tag"
                 if tail.startswith((" bad", " good")):
                     continue  # "the first bad commit" is a term, not an order
                 if sentence[m.end() :].startswith(" modified"):
@@ -269,7 +274,6 @@ def perturb_antonym(sentence: str, rng: random.Random) -> tuple[str, str] | None
 
 
 def augment(rows: list[dict], chunk_dir: Path, seed: int) -> list[dict]:
-    rng = random.Random(seed)  # noqa: S311 - reproducible data, not security
     pools: dict[str, dict[str, list[str]]] = {}
     seen = {(r["passage"], r["sentence"]) for r in rows}
     out: list[dict] = []
@@ -283,6 +287,8 @@ def augment(rows: list[dict], chunk_dir: Path, seed: int) -> list[dict]:
                 texts = [json.loads(line)["text"] for line in handle]
             pools[book] = book_pools(texts)
         sentence, passage = row["sentence"], row["passage"]
+        # one generator per row, so adding rows elsewhere leaves this row's output unchanged
+        rng = random.Random(f"{seed}:{row['id']}")  # noqa: S311 - reproducible data, not security
         candidates: list[tuple[str, str]] = []
         value = perturb_value(sentence, passage, rng)
         if value:
