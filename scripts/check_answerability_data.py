@@ -9,7 +9,8 @@ substring of it. Ids and (case- and space-folded) questions must be unique. Prin
 per book and kind; exits 1 on any error.
 
 With --negatives K, also prints for every item K hard-negative chunk ids: other chunks of
-the same chapter, in a deterministic order (seeded by the item id).
+the same chapter that do not contain any of the item's answer strings (chunks overlap), in
+a deterministic order (seeded by the item id); fewer than K when the chapter is small.
 """
 
 from __future__ import annotations
@@ -104,12 +105,18 @@ def check_item(where: str, item: object, chunks_dir: Path, cache: dict) -> list[
 
 
 def negatives(item: dict, chunks: dict, k: int) -> list[str]:
-    """K other chunks of the item's chapter, ordered by a hash seeded with the item id."""
+    """K other chunks of the item's chapter, ordered by a hash seeded with the item id.
+
+    Chunks overlap, so a neighbour may repeat the answering sentence; a chunk that
+    contains any of the item's answer strings is not a negative and is skipped.
+    """
     chapter = chunks[item["chunk_id"]]["chapter"]
     others = [
         cid
         for cid, chunk in chunks.items()
-        if chunk["chapter"] == chapter and cid != item["chunk_id"]
+        if chunk["chapter"] == chapter
+        and cid != item["chunk_id"]
+        and not any(answer in chunk["text"] for answer in item["answer"])
     ]
     others.sort(key=lambda cid: hashlib.sha256(f"{item['id']}:{cid}".encode()).hexdigest())
     return others[:k]
