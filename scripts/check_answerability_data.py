@@ -41,13 +41,19 @@ def load_chunks(directory: Path, book: str) -> list[dict]:
 
 
 def hard_negatives(item: dict, chunks: list[dict], k: int) -> list[str]:
-    """K other chunks of the item's chapter, in a stable pseudo-random order."""
+    """K other chunks of the item's chapter, in a stable pseudo-random order.
+
+    Chunks overlap their neighbours by a sentence or so, so a chunk that
+    contains any of the item's answer strings is not a negative and is skipped.
+    """
     by_id = {c["chunk_id"]: c for c in chunks}
     gold = by_id[item["chunk_id"]]
     others = [
         c["chunk_id"]
         for c in chunks
-        if c.get("chapter") == gold.get("chapter") and c["chunk_id"] != gold["chunk_id"]
+        if c.get("chapter") == gold.get("chapter")
+        and c["chunk_id"] != gold["chunk_id"]
+        and not any(answer in c["text"] for answer in item["answer"])
     ]
 
     def key(chunk_id: str) -> str:
@@ -127,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                         errors.append(f"duplicate id {item['id']}")
                     seen_ids.add(item["id"])
                 for error in errors:
-                    print(f"{where}: {error}")
+                    print(f"{where}: {error}", file=sys.stderr if args.negatives else sys.stdout)
                 n_errors += len(errors)
                 if errors:
                     continue
@@ -136,14 +142,16 @@ def main(argv: list[str] | None = None) -> int:
                     negs = hard_negatives(item, chunks, args.negatives)
                     print(json.dumps({"id": item["id"], "negatives": negs}))
 
+    # With --negatives, stdout carries only the JSON lines; the summary goes to stderr.
+    summary = sys.stderr if args.negatives > 0 else sys.stdout
     for book in sorted(counts):
         total = sum(counts[book].values())
         parts = ", ".join(
             f"{kind} {counts[book][kind]} ({100 * counts[book][kind] / total:.0f}%)"
             for kind in KINDS
         )
-        print(f"{book}: {total} items: {parts}")
-    print(f"errors: {n_errors}")
+        print(f"{book}: {total} items: {parts}", file=summary)
+    print(f"errors: {n_errors}", file=summary)
     return 1 if n_errors else 0
 
 
