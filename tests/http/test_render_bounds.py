@@ -170,9 +170,11 @@ def test_healthz_and_search_answer_fast_while_renders_are_stuck(shelf: Shelf) ->
             took.append(time.monotonic() - started)
     for thread in stuck:
         thread.join(10)
-    # Before the pool, each probe waited for the renders ahead of it (seconds each);
-    # a loaded machine may delay one probe, not the run of them.
-    assert statistics.median(took) < 0.1, took
+    # Before the pool, each probe waited for the renders ahead of it (LIMIT_S or more
+    # each); a probe that waits for none takes milliseconds, tens on a loaded machine
+    # (2 shared cores at load 4: 0.1 s for healthz and search together). This checks
+    # the waiting, not the speed (bench/render_attack.py measures that).
+    assert statistics.median(took) < LIMIT_S / 2, took
     assert max(took) < LIMIT_S, took
     longest = re.search(r"citadel_page_render_longest_seconds ([0-9.e+-]+)", metrics(shelf))
     assert longest is not None and float(longest[1]) < LIMIT_S + 0.5

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
@@ -177,8 +176,8 @@ async def upload(request: Request, actor: Librarian) -> dict[str, Any]:
 
 
 @ops.get("/healthz", response_model=Health)
-def healthz() -> dict[str, str]:
-    """The process is up."""
+async def healthz() -> dict[str, str]:
+    """The process is up (answered on the event loop: never behind the request threads)."""
     return {"status": "ok"}
 
 
@@ -203,9 +202,7 @@ async def readyz(request: Request) -> JSONResponse:
     generator = services.answer.generator_circuit.value if local else "remote"
     database = "postgresql" if services.settings.postgres_url is not None else "sqlite"
     try:
-        await asyncio.wait_for(
-            run_in_threadpool(services.registry.get, "readyz", "readyz-probe"), 2.0
-        )
+        await asyncio.wait_for(probe(request, services.registry.get, "readyz", "readyz-probe"), 2.0)
     except Exception as exc:
         # What failed, by kind only (a timeout, the driver's OperationalError): the
         # message may name hosts and sockets.
@@ -225,7 +222,7 @@ async def readyz(request: Request) -> JSONResponse:
         # One count at a time: a probe that finds one running (slow, on a large
         # library) reports null counts rather than start another beside it.
         coverage = await asyncio.wait_for(
-            run_in_threadpool(_count_alone, services.reindex.coverage, counting), 2.0
+            probe(request, _count_alone, services.reindex.coverage, counting), 2.0
         )
         vectors = coverage_json(model, coverage)
     except Exception:
@@ -246,6 +243,14 @@ def metrics(request: Request) -> Response:
     """The trust metrics in the Prometheus text format."""
     body = edge(request).services.metrics.exposition()
     return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+async def probe(request: Request, work: Callable[..., T], *args: object) -> T:
+    """``work(*args)`` on the probes' own threads: a readiness probe must not queue
+    behind requests that hold every shared request thread (a load balancer would
+    drop a server that is only busy)."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(edge(request).probes, work, *args)
 
 
 def _count_alone(count: Callable[[], T], lock: threading.Lock) -> T:

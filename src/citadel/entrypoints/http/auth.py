@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Annotated
 
@@ -24,6 +25,7 @@ from citadel.bootstrap import Services
 from citadel.domain.users import Actor, Role
 from citadel.entrypoints.http.errors import RateLimited, SignInRequired
 from citadel.entrypoints.http.image_limits import ReaderImages
+from citadel.entrypoints.http.original_work import OriginalWork
 from citadel.entrypoints.http.recent import RecentQuestions
 from citadel.entrypoints.http.security import (
     SESSION_COOKIE,
@@ -67,6 +69,12 @@ class Edge:
     """Each reader's recent questions on the ask page (this process only)."""
     images: ReaderImages = field(default_factory=ReaderImages)
     """Each reader's page images being drawn and asked for (this process only)."""
+    originals: OriginalWork = field(default_factory=OriginalWork)
+    """Fetching and hashing kept originals, on threads of its own (original_work.py)."""
+    probes: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(2, thread_name_prefix="readyz")
+    )
+    """/readyz's store read and vector count: threads no request can hold."""
 
     @property
     def revoked(self) -> RevokedSessions:

@@ -65,18 +65,24 @@ async def view(
 ) -> Response:
     """The cited span of one version, for the reader the signed link was made for: a
     PDF's page (``page``, the cited one by default) or the cited section."""
-    services = edge(request).services
-    cited, pdf = await run_in_threadpool(_viewed, services, actor, source_id, version, chunk, token)
+    the_edge = edge(request)
+    services = the_edge.services
+    cited = await run_in_threadpool(authorize, services, actor, source_id, version, chunk, token)
     count = cited.version.page_count
-    if pdf is not None and services.pages is not None:
-        try:  # drawn by a render worker, awaited: the text never waits for a thread
-            count = await services.pages.page_count(pdf)
+    shown = page or cited.cited.page_start or 1
+    pdf: FilePath | None = None
+    why: str | None = None
+    if cited.paged and services.pages is not None:
+        try:  # fetched and hashed on threads of their own, counted by a render worker
+            pdf, why = await the_edge.originals.run(_original, services, actor, cited, shown)
+            if pdf is not None:
+                count = await services.pages.page_count(pdf)
         except (ValueError, PageUnrenderable):
             pdf = None
         except RenderBusy:
-            pass  # the count kept at ingest; the image may be asked for again
+            pdf = None  # the count kept at ingest, the text without the image for now
     context = await run_in_threadpool(
-        _viewable, services, actor, cited, pdf, count, token, page, back
+        _viewable, services, actor, cited, pdf, why, count, token, page, back
     )
     return html_page(request, "viewer.html", **context)
 
@@ -109,11 +115,17 @@ async def page_image(
     that ran past its limits (now, or recently)."""
     the_edge = edge(request)
     services = the_edge.services
-    pdf, highlight = await run_in_threadpool(
-        _drawable, services, actor, source_id, version, chunk, token, page
-    )
-    assert services.pages is not None  # _drawable found a kept original to draw from
+    # The reader's own limits first, before any work is done for the request.
     with the_edge.images.admitted(f"{actor.tenant}:{actor.user_id}"):
+        cited = await run_in_threadpool(
+            authorize, services, actor, source_id, version, chunk, token
+        )
+        pdf, why = await the_edge.originals.run(_original, services, actor, cited, page)
+        if pdf is None or services.pages is None:
+            raise NotFound(f"no page image is kept for version {version} of {source_id}")
+        if why is not None:
+            raise PageUnrenderable(why)
+        highlight = cited.quoted if cited.cites_page(page) else None
         try:
             image = await services.pages.render(pdf, page, highlight)
         except IndexError:
@@ -125,32 +137,15 @@ async def page_image(
     )
 
 
-def _drawable(
-    services: Services,
-    actor: Actor,
-    source_id: str,
-    version: int,
-    chunk: str,
-    token: str,
-    page: int,
-) -> tuple[FilePath, str | None]:
-    """The original to draw ``page`` from and the text to highlight on it, for this
-    reader; a page remembered as past its limits is refused here, before any queue."""
-    cited = authorize(services, actor, source_id, version, chunk, token)
+def _original(
+    services: Services, actor: Actor, cited: Cited, page: int
+) -> tuple[FilePath | None, str | None]:
+    """The kept original to draw ``page`` from, and why that page is refused if it ran
+    past its limits recently (both read or hash the original: OriginalWork's threads)."""
     pdf = original_pdf(services, actor, cited)
     if pdf is None or services.pages is None:
-        raise NotFound(f"no page image is kept for version {version} of {source_id}")
-    why = services.pages.refusal(pdf, page)
-    if why is not None:
-        raise PageUnrenderable(why)
-    return pdf, cited.quoted if cited.cites_page(page) else None
-
-
-def _viewed(
-    services: Services, actor: Actor, source_id: str, version: int, chunk: str, token: str
-) -> tuple[Cited, FilePath | None]:
-    cited = authorize(services, actor, source_id, version, chunk, token)
-    return cited, original_pdf(services, actor, cited) if cited.paged else None
+        return None, None
+    return pdf, services.pages.refusal(pdf, page)
 
 
 def _viewable(
@@ -158,6 +153,7 @@ def _viewable(
     actor: Actor,
     cited: Cited,
     pdf: FilePath | None,
+    why: str | None,
     count: int,
     token: str,
     page: int | None,
@@ -183,11 +179,9 @@ def _viewable(
     shown = page or cited.cited.page_start or 1
     if shown > count:
         raise NotFound(f"version {version} of {source_id} has no page {shown}")
-    if pdf is not None and services.pages is not None:
-        why = services.pages.refusal(pdf, shown)
-        if why is not None:
-            context["image_note"] = f"The page as printed is not shown ({why}); its text is."
-            pdf = None
+    if pdf is not None and why is not None:
+        context["image_note"] = f"The page as printed is not shown ({why}); its text is."
+        pdf = None
     context.update(
         spans=page_spans(cited, shown),
         shown=shown,
