@@ -143,7 +143,35 @@ def check_new_name(kind: str, name: str) -> str:
         )
     if not single_script(name):
         raise InvalidValue(f"a {kind} name may not mix letters of several scripts")
+    hidden = next((c for c in name if _invisible(c)), None)
+    if hidden is not None:
+        raise InvalidValue(
+            f"a {kind} name may not hold U+{ord(hidden):04X}, which shows as nothing"
+        )
     return name
+
+
+# Unicode's default-ignorable code points outside the format (Cf) category, which
+# renderers draw as nothing: combining grapheme joiner, Hangul fillers, Mongolian and
+# other variation selectors, Khmer inherent vowels (DerivedCoreProperties.txt).
+_INVISIBLE = (
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0),
+    (0xE0100, 0xE01EF),
+)
+
+
+def _invisible(char: str) -> bool:
+    """A character a reader cannot see: a format or control character, or one of the
+    default-ignorable ones above."""
+    if unicodedata.category(char) in {"Cf", "Cc", "Zl", "Zp"}:
+        return True
+    return any(low <= ord(char) <= high for low, high in _INVISIBLE)
 
 
 def lookalike(name: str, existing: Iterable[str]) -> str | None:

@@ -175,3 +175,20 @@ def same_modulo_whitespace(a: str, b: str) -> bool:
 
 
 # Numbers with an optional unit right after them; years and months count as dates.
+
+
+def is_literal_quotation(segment: str, passage: str) -> bool:
+    """Whether ``segment`` is the passage's own characters: nothing folded, only the
+    width of whitespace may differ, and a line break in the segment is one in the
+    passage (a model that breaks a line before ``#`` writes a heading the book did not
+    print). A quotation the renderable-text rule exempts must be this literal: folded
+    forms (full-width ``［x］（y）`` quoted as ``[x](y)``) are the model's text."""
+    pieces = segment.split()
+    if not pieces:
+        return False
+    gaps = re.findall(r"\s+", segment.strip())
+    pattern = [re.escape(pieces[0])]
+    for gap, piece in zip(gaps, pieces[1:], strict=True):
+        pattern.append(r"[^\S\n]*\n\s*" if "\n" in gap else r"\s+")
+        pattern.append(re.escape(piece))
+    return re.search("".join(pattern), passage) is not None

@@ -79,8 +79,13 @@ _LEGACY_NAMES = tuple(
 _AFTER_AMPERSAND = re.compile(r"&([A-Za-z][A-Za-z0-9]*)")
 # A Markdown heading: an ATX "#" to "######" then a space or the line's end (up to three
 # spaces before it), or a setext underline ("===" or "---") below a line of text.
-_ATX_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)", re.M)
-_SETEXT_UNDERLINE = re.compile(r"^[^\S\n]*\S[^\n]*\n {0,3}(?:=+|-+)[ \t]*$", re.M)
+# Either may sit inside block quotes and list items ("> # x", "- # x", "1. # x"):
+# CommonMark renders <blockquote><h1> there too, so container markers come first.
+_CONTAINERS = r"(?: {0,3}(?:>|[-+*]|\d{1,9}[.)])[ \t]*)*"
+_ATX_HEADING = re.compile(r"^" + _CONTAINERS + r" {0,3}#{1,6}(?:[ \t]|$)", re.M)
+_SETEXT_UNDERLINE = re.compile(
+    r"^[^\S\n]*\S[^\n]*\n" + _CONTAINERS + r" {0,3}(?:=+|-+)[ \t]*$", re.M
+)
 
 
 def renderable_form(text: str) -> Renderable | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from citadel.domain.answer import AnswerSegment
 from citadel.domain.limits import Limits
 from citadel.domain.manifest import Manifest
-from citadel.domain.quotation import find_quotation
+from citadel.domain.quotation import is_literal_quotation
 from citadel.domain.renderable import Renderable, renderable_form
 from citadel.domain.text import (
     forbidden_character,
@@ -170,13 +170,14 @@ def _segment(
 
 
 def _quotes_a_cited_passage(text: str, refs: object, passages: Mapping[str, str]) -> bool:
-    """Whether ``text`` is a verbatim quotation of a passage it cites: the library's
-    text then, not the model's."""
+    """Whether ``text`` is a literal quotation of a passage it cites: the library's text
+    then, not the model's (``is_literal_quotation``: nothing folded, no line break the
+    passage does not have)."""
     if not isinstance(refs, list):
         return False
     for ref in refs:
         passage = passages.get(ref) if isinstance(ref, str) else None
-        if passage is not None and find_quotation(text, passage) is not None:
+        if passage is not None and is_literal_quotation(text, passage):
             return True
     return False
 

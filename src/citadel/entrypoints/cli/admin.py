@@ -30,7 +30,7 @@ from citadel.entrypoints.cli.text import (
     terminal_safe,
     user_line,
 )
-from citadel.entrypoints.present.neutral import neutral_markdown
+from citadel.entrypoints.present.neutral import neutral_inline
 from citadel.entrypoints.present.shapes import (
     chunk_json,
     source_details_json,
@@ -91,8 +91,8 @@ def sources_chunks(
             where = " > ".join(chunk.section_path) or "(no section)"
             pages = chunk.page_label_start or chunk.location or ""
             # The chunk's text is the book's: as library text is shown (folded to a line).
-            lead = neutral_markdown(" ".join(chunk.text[:100].split()))
-            print(terminal_safe(f"#{chunk.ordinal} {neutral_markdown(where)} [{pages}] {lead}"))
+            lead = neutral_inline(chunk.text[:100])
+            print(terminal_safe(f"#{chunk.ordinal} {neutral_inline(where)} [{pages}] {lead}"))
 
 
 @sources_app.command("move")

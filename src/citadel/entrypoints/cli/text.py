@@ -26,7 +26,7 @@ from citadel.entrypoints.present.labels import (
     pages_label,
     support_mark,
 )
-from citadel.entrypoints.present.neutral import neutral_markdown
+from citadel.entrypoints.present.neutral import neutral_inline, neutral_markdown
 
 
 def answer_text(result: AnswerResult) -> str:
@@ -67,7 +67,7 @@ def answer_text(result: AnswerResult) -> str:
 def _note(number: int, citation: Citation) -> str:
     """The footnote line, its title, chapter and section shown as library text."""
     prefix = f"[{number}] "
-    return prefix + neutral_markdown(footnote(number, citation).removeprefix(prefix))
+    return prefix + neutral_inline(footnote(number, citation).removeprefix(prefix))
 
 
 _LINK_NOTES = {
@@ -100,7 +100,7 @@ def search_lines(result: SearchResult, limit: int = 10) -> list[str]:
         if len(snippet) > 240:
             snippet = snippet[:240].rsplit(" ", 1)[0] + " …"
         lines.append(
-            f"{rank:>2}. ({e.score:.2f}) {neutral_markdown(where)}\n    {neutral_markdown(snippet)}"
+            f"{rank:>2}. ({e.score:.2f}) {neutral_inline(where)}\n    {neutral_markdown(snippet)}"
         )
     return lines
 

@@ -21,6 +21,7 @@ from citadel.entrypoints.mcp.models import (
     SearchHit,
     SearchOutput,
 )
+from citadel.entrypoints.present.neutral import neutral_inline as inline
 from citadel.entrypoints.present.neutral import neutral_markdown as shown
 
 
@@ -43,16 +44,16 @@ def markdown(output: BaseModel) -> str:
 
 
 def _where(title: str, chapter: str, section: str, pages: str) -> str:
-    parts = [shown(p) for p in (title, chapter, section) if p]
+    parts = [inline(p) for p in (title, chapter, section) if p]
     if pages:
-        parts.append(f"pages {shown(pages)}")
+        parts.append(f"pages {inline(pages)}")
     return ", ".join(parts) or "(untitled)"
 
 
 def _hit(rank: int, hit: SearchHit) -> list[str]:
     return [
         f"{rank}\\. {_where(hit.title, hit.chapter, hit.section, hit.pages)}"
-        f" (score {hit.score:.2f}, evidence\\_id {shown(hit.evidence_id)})",
+        f" (score {hit.score:.2f}, evidence\\_id {inline(hit.evidence_id)})",
         "",
         shown(hit.passage),
         "",
@@ -60,7 +61,7 @@ def _hit(rank: int, hit: SearchHit) -> list[str]:
 
 
 def search_markdown(output: SearchOutput) -> str:
-    lines = [f"Search results for {shown(output.query)}:", ""]
+    lines = [f"Search results for {inline(output.query)}:", ""]
     if not output.results:
         return "\n".join([*lines, "No results."])
     for rank, hit in enumerate(output.results, start=1):
@@ -71,16 +72,16 @@ def search_markdown(output: SearchOutput) -> str:
 def _link(link: Link | None) -> str:
     if link is None:
         return ""
-    return f" (link: {link.state.value}" + (f", {shown(link.href)})" if link.href else ")")
+    return f" (link: {link.state.value}" + (f", {inline(link.href)})" if link.href else ")")
 
 
 def _citation(citation: CitationOut) -> str:
     support = f", {citation.support.label}" if citation.support is not None else ""
-    return f"\\[{citation.ref}\\] {shown(citation.attribution)}{support}{_link(citation.link)}"
+    return f"\\[{citation.ref}\\] {inline(citation.attribution)}{support}{_link(citation.link)}"
 
 
 def ask_markdown(output: AskOutput) -> str:
-    lines = [f"Answer {shown(output.answer_id)} to {shown(output.query)}:", ""]
+    lines = [f"Answer {inline(output.answer_id)} to {inline(output.query)}:", ""]
     if output.answer is not None:
         for segment in output.answer.segments:
             refs = "".join(f"\\[{c.ref}\\]" for c in segment.citations)
@@ -95,8 +96,8 @@ def ask_markdown(output: AskOutput) -> str:
     assert output.degraded is not None
     lines.extend(
         (
-            f"No validated answer ({shown(output.degraded.reason)}):"
-            f" {shown(output.degraded.detail)}",
+            f"No validated answer ({inline(output.degraded.reason)}):"
+            f" {inline(output.degraded.detail)}",
             "",
         )
     )

@@ -79,3 +79,11 @@ def neutral_markdown(text: str) -> str:
     # One space inside each end: CommonMark strips exactly one from both, so a text
     # that starts or ends with a backtick or a space stays as it is.
     return f"{fence} {text.strip(chr(10))} {fence}"
+
+
+def neutral_inline(text: str) -> str:
+    """``neutral_markdown`` for text set inside a line (a query, a title, a heading, an
+    attribution): its line breaks become spaces first, so it is always one code span
+    at most and never opens a fenced block in the middle of a line, after which the
+    rest of the text would render as Markdown."""
+    return neutral_markdown(" ".join(text.split()))
