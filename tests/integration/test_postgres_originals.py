@@ -219,6 +219,24 @@ def test_concurrent_finds_on_a_cold_server_copy_the_original_once(
         db.close()
 
 
+def test_an_original_found_stays_on_disk_while_others_are_read_past_the_cache_bound(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # A cache of 1 MiB, three originals of 0.6 MiB read one after the other: each path
+    # ``find`` handed out is still a file when its renderer stats it.
+    db = Database(postgres_url)
+    try:
+        store = PostgresOriginals(db, OriginalCache(tmp_path / "cache", 1 << 20))
+        for n in range(3):
+            pdf = tmp_path / f"{n}.pdf"
+            pdf.write_bytes(b"%PDF-1.4\n" + bytes([n]) * (600 << 10))
+            store.keep("t", f"book-{n}", 1, pdf, [1])
+        found = [store.find("t", f"book-{n}", 1) for n in range(3)]
+        assert [p.stat().st_size if p else None for p in found] == [(600 << 10) + 9] * 3
+    finally:
+        db.close()
+
+
 def test_an_unchanged_upload_keeps_the_original_a_version_lacked(
     pair: Pair, tmp_path: Path
 ) -> None:
