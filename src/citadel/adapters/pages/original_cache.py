@@ -38,8 +38,8 @@ class OriginalCache:
         self._root = root
         self._max_bytes = max_bytes
         self._in_use_s = in_use_s
-        # A hit's refresh and an eviction's last look are one at a time, so a copy a
-        # hit hands out is never one an eviction judged unused just before.
+        # A hit's refresh, a fill's rename and an eviction's last look are one at a
+        # time, so a copy handed out is never one an eviction judged unused just before.
         self._handing_out = threading.Lock()
 
     def hit(self, sha256: str, size: int) -> Path | None:
@@ -69,7 +69,8 @@ class OriginalCache:
             if digest.hexdigest() != sha256 or written != size:
                 return None
             path = self._path(sha256)
-            os.replace(temporary, path)
+            with self._handing_out:  # never between an eviction's last look and its unlink
+                os.replace(temporary, path)
         finally:
             Path(temporary).unlink(missing_ok=True)
         self._sweep(keep=path)
