@@ -27,7 +27,9 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OriginalSt
         return
     # A fresh database of its own (tests/postgres.py); skips saying why without a server.
     db = Database(request.getfixturevalue("postgres_url"))
-    yield PostgresOriginals(db, OriginalCache(tmp_path / "originals-cache"))
+    store = PostgresOriginals(db, OriginalCache(tmp_path / "originals-cache"))
+    yield store
+    store.close()
     db.close()
 
 

@@ -149,6 +149,54 @@ def test_a_pdf_uploaded_through_one_server_renders_through_the_other_and_a_delet
     assert pair.first.cached() == []
 
 
+def sweepers() -> int:
+    return sum(t.name == "citadel-originals-sweep" for t in threading.enumerate())
+
+
+def test_a_restarted_server_does_not_keep_a_copy_of_an_original_deleted_elsewhere(
+    pair: Pair, tmp_path: Path
+) -> None:
+    # Deleted through the second server while the first is asked for no page image
+    # (the attack's reproduction): the first's start-up sweep removes its copy.
+    pdf = write_pdf(tmp_path / "kestrel.pdf", PAGES)
+    source_id = str(upload(pair, pair.first, pdf)["source_id"])
+    shown = httpx.get(image_url(pair, pair.first, source_id, 1), headers=bearer(pair, "ada"))
+    assert shown.status_code == 200, shown.text
+    assert len(pair.first.cached()) == 1
+    deleted = httpx.delete(f"{pair.second.url}/v1/sources/{source_id}", headers=bearer(pair, "lib"))
+    assert deleted.status_code == 200, deleted.text
+    assert pair.rows() == (0, 0)
+    running = sweepers()
+    restarted = build(pair.first.services.settings)  # the first server, started again
+    try:
+        assert pair.first.cached() == [], "the deleted book's PDF is still on this server's disk"
+        assert sweepers() == running + 1
+    finally:
+        restarted.close()
+    assert sweepers() == running, "Services.close() stops the store's sweep"
+
+
+def test_a_running_server_sweeps_a_copy_deleted_elsewhere_without_being_asked_for_it(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    pdf = write_pdf(tmp_path / "kestrel.pdf", PAGES)
+    db = Database(postgres_url)
+    first = PostgresOriginals(db, OriginalCache(tmp_path / "a"), sweep_s=0.05)
+    second = PostgresOriginals(db, OriginalCache(tmp_path / "b"), sweep_s=0.05)
+    try:
+        first.keep("t", "book", 1, pdf, [1])
+        assert second.find("t", "book", 1) is not None
+        first.forget("t", "book")
+        deadline = time.monotonic() + 5
+        while list((tmp_path / "b").glob("*.pdf")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert list((tmp_path / "b").glob("*.pdf")) == [], "no sweep while the server runs"
+    finally:
+        first.close()
+        second.close()
+        db.close()
+
+
 def test_retention_through_one_server_drops_the_original_the_other_kept(
     pair: Pair, tmp_path: Path
 ) -> None:
@@ -197,7 +245,9 @@ def test_concurrent_finds_on_a_cold_server_copy_the_original_once(
     pdf.write_bytes(b"%PDF-1.4\n" + bytes(range(256)) * (12 << 12))  # 12 MiB
     db = Database(postgres_url)
     try:
-        PostgresOriginals(db, OriginalCache(tmp_path / "a")).keep("t", "big", 1, pdf, [1])
+        warm = PostgresOriginals(db, OriginalCache(tmp_path / "a"))
+        warm.keep("t", "big", 1, pdf, [1])
+        warm.close()
         cache = CountingCache(tmp_path / "b")
         cold = PostgresOriginals(db, cache)
         found: list[Path | None] = []
@@ -215,6 +265,26 @@ def test_concurrent_finds_on_a_cold_server_copy_the_original_once(
         assert len(found) == 8 and len(set(found)) == 1 and found[0] is not None
         assert found[0].read_bytes() == pdf.read_bytes()
         assert cache.fills == 1
+        cold.close()
+    finally:
+        db.close()
+
+
+def test_an_original_found_stays_on_disk_while_others_are_read_past_the_cache_bound(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # A cache of 1 MiB, three originals of 0.6 MiB read one after the other: each path
+    # ``find`` handed out is still a file when its renderer stats it.
+    db = Database(postgres_url)
+    try:
+        store = PostgresOriginals(db, OriginalCache(tmp_path / "cache", 1 << 20))
+        for n in range(3):
+            pdf = tmp_path / f"{n}.pdf"
+            pdf.write_bytes(b"%PDF-1.4\n" + bytes([n]) * (600 << 10))
+            store.keep("t", f"book-{n}", 1, pdf, [1])
+        found = [store.find("t", f"book-{n}", 1) for n in range(3)]
+        assert [p.stat().st_size if p else None for p in found] == [(600 << 10) + 9] * 3
+        store.close()
     finally:
         db.close()
 

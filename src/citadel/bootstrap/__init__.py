@@ -204,9 +204,7 @@ def build(
         viewer=viewer,
         registry=library,
         chunks=library,
-        closers=(images, search, library)
-        if retrieval is None
-        else (retrieval, images, search, library),
+        closers=(*([] if retrieval is None else [retrieval]), images, search, originals, library),
         pages=images,
         originals=originals,
         tracer=tracer,

@@ -51,6 +51,9 @@ class FileOriginals:
     def forget(self, tenant: str, source_id: str) -> None:
         shutil.rmtree(self._folder(tenant, source_id), ignore_errors=True)
 
+    def close(self) -> None:
+        """Nothing to stop: the files are the store."""
+
     def _folder(self, tenant: str, source_id: str) -> Path:
         digest = hashlib.sha256(f"{tenant}\0{source_id}".encode()).hexdigest()[:32]
         return self._root / digest

@@ -12,8 +12,10 @@ never shown, even if a copy is still cached) and hands out the server's cached c
 (``OriginalCache``), filling it from one snapshot when it lacks that content (once:
 concurrent requests for the same content wait for that one copy). The
 server that forgets or prunes an original drops its own copy at once; every other
-server drops its copy at its next ``sweep_deleted``, which ``find`` runs at most
-once per ``sweep_s`` (so a deleted book leaves every disk, not only the database).
+server drops its copy at its next ``sweep_deleted``: one when the store is made (a
+server's start: what was deleted while it was down), then one every ``sweep_s`` on
+a daemon thread of the store's own until ``close`` (so a deleted book leaves every
+disk, not only the database, whether or not that server is asked for it again).
 
 A keep racing with the source's delete on another server: the keep takes a share
 lock on the source's row before it commits, which the delete's update waits for, so
@@ -24,8 +26,8 @@ comes after the keep's commit and removes what it wrote.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
-import time
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,6 +37,7 @@ from citadel.adapters.postgres.database import Connection, Database
 
 PART_BYTES = 1 << 20
 SWEEP_S = 60.0
+_log = logging.getLogger(__name__)
 _KEY = "tenant = %s AND source_id = %s"
 
 
@@ -46,11 +49,32 @@ class PostgresOriginals:
     def __init__(self, db: Database, cache: OriginalCache, *, sweep_s: float = SWEEP_S) -> None:
         self._db = db
         self._cache = cache
-        self._sweep_s = sweep_s
-        self._swept_at: float | None = None
         self._sweeping = threading.Lock()
         self._guard = threading.Lock()
         self._fills: dict[str, tuple[threading.Lock, int]] = {}
+        self._closed = threading.Event()
+        self._sweep_quietly()
+        self._sweeper = threading.Thread(
+            target=self._sweep_every, args=(sweep_s,), name="citadel-originals-sweep", daemon=True
+        )
+        self._sweeper.start()
+
+    def close(self) -> None:
+        """Stop the periodic sweep (before the database it reads is closed)."""
+        self._closed.set()
+        self._sweeper.join(timeout=10)
+
+    def _sweep_every(self, sweep_s: float) -> None:
+        while not self._closed.wait(sweep_s):
+            self._sweep_quietly()
+
+    def _sweep_quietly(self) -> None:
+        # The cache is derived data: a sweep that fails (the database unreachable for
+        # a while) is logged and tried again at the next one, never a failed start.
+        try:
+            self.sweep_deleted()
+        except Exception as error:
+            _log.warning("originals cache not swept: %s", type(error).__name__)
 
     def keep(
         self, tenant: str, source_id: str, version: int, file: Path, retained: Collection[int]
@@ -65,9 +89,6 @@ class PostgresOriginals:
             return
 
     def find(self, tenant: str, source_id: str, version: int) -> Path | None:
-        now = time.monotonic()
-        if self._swept_at is None or now - self._swept_at >= self._sweep_s:
-            self.sweep_deleted()
         found = self._row(tenant, source_id, version)
         if found is None:
             return None
@@ -134,7 +155,6 @@ class PostgresOriginals:
         if not self._sweeping.acquire(blocking=False):
             return 0  # another thread is at it
         try:
-            self._swept_at = time.monotonic()
             cached = self._cache.hashes()
             if not cached:
                 return 0

@@ -59,6 +59,10 @@ class OriginalStore(Protocol):
         """Drop every kept original of the source (it was deleted)."""
         ...
 
+    def close(self) -> None:
+        """Stop what the store runs in the background (before its database closes)."""
+        ...
+
 
 class PageImages(Protocol):
     """Page renders as the viewer gets them: bounded in time, memory and how many wait.

@@ -103,6 +103,10 @@ HIDDEN = {
     "database_unavailable": "the database cannot be reached: try again shortly",
 }
 
+# 5xx codes that are load shedding, expected under load: logged as a 429 is (the
+# request's access line only), not as a failure with a traceback.
+SHED = frozenset({"render_busy"})
+
 
 def classify(exc: Exception) -> tuple[int, str]:
     for kind, status, code in ERROR_STATUS:

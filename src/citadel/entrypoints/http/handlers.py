@@ -19,6 +19,7 @@ from citadel.config import ConfigError
 from citadel.domain.errors import InvalidValue
 from citadel.entrypoints.http.errors import (
     HIDDEN,
+    SHED,
     RateLimited,
     SignInRequired,
     TooLarge,
@@ -49,7 +50,7 @@ def wants_html(request: Request) -> bool:
 
 async def handle(request: Request, exc: Exception) -> Response:
     status, code, message = describe(exc)
-    if status >= 500:
+    if status >= 500 and code not in SHED:
         log.error(
             "request failed",
             extra={"error": type(exc).__name__, "status": status},
