@@ -49,12 +49,16 @@ class Integer:
     minimum: int = 1
     bytes: bool = False
     """A byte count: the documentation shows its size in KiB, MiB or GiB beside it."""
+    maximum: int | None = None
+    """Default: 10**9 (seconds, counts, limits: past it a value only overflows what uses
+    it, as a session TTL of 10**20 s did a sign-out's date), 2**50 for byte counts."""
 
     def parse(self, name: str, raw: str) -> int | None:
         if raw == "":
             return None
+        high = self.maximum or ((1 << 50) if self.bytes else 10**9)
         try:
-            return parse_int(raw, low=self.minimum, high=None, what=name)
+            return parse_int(raw, low=self.minimum, high=high, what=name)
         except InvalidValue as exc:
             raise ConfigError(str(exc)) from None
 
@@ -82,7 +86,7 @@ class Number:
             value = float(raw)
         except ValueError:
             raise ConfigError(f"{name} must be a number, got {raw!r}") from None
-        if value < 0 or (value == 0 and not self.zero_ok) or math.isnan(value):
+        if value < 0 or (value == 0 and not self.zero_ok) or not math.isfinite(value):
             kind = "non-negative" if self.zero_ok else "positive"
             raise ConfigError(f"{name} must be {kind}, got {raw!r}")
         return value

@@ -161,10 +161,16 @@ def test_a_secret_never_shows_its_value(s: Setting) -> None:
     ("name", "raw", "expected"),
     [
         ("CITADEL_MAX_FILE_BYTES", "big", "CITADEL_MAX_FILE_BYTES must be a whole number"),
-        ("CITADEL_MAX_PAGES", "0", "CITADEL_MAX_PAGES must be at least 1; 0 is not"),
+        ("CITADEL_MAX_PAGES", "0", "CITADEL_MAX_PAGES must be from 1 to 1000000000; 0 is not"),
         ("CITADEL_MAX_PAGES", "1" + "0" * 5000, "CITADEL_MAX_PAGES must be a whole number"),
-        ("CITADEL_ANSWER_CACHE_SIZE", "-1", "CITADEL_ANSWER_CACHE_SIZE must be at least 0"),
+        ("CITADEL_ANSWER_CACHE_SIZE", "-1", "CITADEL_ANSWER_CACHE_SIZE must be from 0 to"),
         ("CITADEL_ANSWER_CACHE_TTL_S", "0", "CITADEL_ANSWER_CACHE_TTL_S must be positive"),
+        # From an attack: infinity passed "positive" and switched a bound off, and a
+        # 20-digit session TTL was accepted, then overflowed a sign-out's date (500).
+        ("CITADEL_RENDER_TIMEOUT_S", "1e999", "CITADEL_RENDER_TIMEOUT_S must be positive"),
+        ("CITADEL_GENERATOR_DEADLINE_S", "inf", "CITADEL_GENERATOR_DEADLINE_S must be"),
+        ("CITADEL_HTTP_SESSION_TTL_S", "9" * 20, "CITADEL_HTTP_SESSION_TTL_S must be from 1 to"),
+        ("CITADEL_MAX_EVIDENCE", "1" + "0" * 20, "CITADEL_MAX_EVIDENCE must be from 1 to"),
         ("CITADEL_FUSION_DENSE_WEIGHT", "x", "CITADEL_FUSION_DENSE_WEIGHT must be a number"),
         ("CITADEL_GENERATOR", "gpt", "CITADEL_GENERATOR='gpt' is not one of: extractive, openai"),
         ("CITADEL_FUSION", "max", "CITADEL_FUSION='max' is not one of: weighted, rrf"),
