@@ -21,93 +21,11 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
+from citadel.domain.confusables import PROTOTYPES
 from citadel.domain.errors import InvalidValue
 from citadel.domain.links.hosts import single_script
 
-# Each character maps to the lower-case ASCII letter it passes for. Applied before
-# case-folding, so capitals that look like another letter (I, Cyrillic І, Greek Ι:
-# all like l) are caught; capitals that look like their own letter map to it.
-_PROTOTYPES = {
-    # Latin and ASCII: digits and capitals that pass for other letters
-    "I": "l",
-    "1": "l",
-    "|": "l",
-    "ǀ": "l",  # U+01C0 dental click
-    "0": "o",
-    "O": "o",
-    "ı": "i",  # dotless i
-    "ȷ": "j",
-    "ɑ": "a",  # Latin alpha
-    "ɡ": "g",  # script g
-    "ɩ": "i",  # Latin iota
-    "ʏ": "y",
-    # Cyrillic, small
-    "а": "a",
-    "в": "b",
-    "е": "e",
-    "і": "i",
-    "ј": "j",
-    "к": "k",
-    "о": "o",
-    "р": "p",
-    "с": "c",
-    "х": "x",
-    "у": "y",
-    "ѕ": "s",
-    "ԁ": "d",
-    "һ": "h",
-    "ԛ": "q",
-    "ԝ": "w",
-    "ү": "y",
-    "ӏ": "l",
-    # Cyrillic, capital
-    "А": "a",
-    "В": "b",
-    "Е": "e",
-    "І": "l",
-    "Ј": "j",
-    "К": "k",
-    "М": "m",
-    "Н": "h",
-    "О": "o",
-    "Р": "p",
-    "С": "c",
-    "Ѕ": "s",
-    "Т": "t",
-    "Х": "x",
-    "У": "y",
-    "Ү": "y",
-    "Ӏ": "l",
-    "Ԛ": "q",
-    "Ԝ": "w",
-    # Greek, small
-    "α": "a",
-    "γ": "y",
-    "ι": "i",
-    "κ": "k",
-    "ν": "v",
-    "ο": "o",
-    "ρ": "p",
-    "τ": "t",
-    "υ": "u",
-    "χ": "x",
-    # Greek, capital
-    "Α": "a",
-    "Β": "b",
-    "Ε": "e",
-    "Ζ": "z",
-    "Η": "h",
-    "Ι": "l",
-    "Κ": "k",
-    "Μ": "m",
-    "Ν": "n",
-    "Ο": "o",
-    "Ρ": "p",
-    "Τ": "t",
-    "Υ": "y",
-    "Χ": "x",
-}
-_TABLE = str.maketrans(_PROTOTYPES)
+_TABLE = str.maketrans(PROTOTYPES)
 _SEQUENCES = (("rn", "m"), ("vv", "w"))
 
 

@@ -12,6 +12,7 @@ import encodings.idna
 import re
 import unicodedata
 
+from citadel.domain.confusables import PROTOTYPES
 from citadel.domain.links.verdict import LinkRefusal
 
 _IDNA_DOTS = re.compile("[.\u3002\uff0e\uff61]")
@@ -55,55 +56,9 @@ _INTERNAL_TLDS = frozenset(
     }
 )
 
-# Letters of other scripts, and ASCII digits, that pass for ASCII letters in
-# common fonts: a small, deliberate subset of Unicode's confusables.txt.
-_CONFUSABLES = str.maketrans(
-    {
-        # Cyrillic
-        "а": "a",
-        "в": "b",
-        "е": "e",
-        "і": "i",
-        "ј": "j",
-        "к": "k",
-        "о": "o",
-        "р": "p",
-        "с": "c",
-        "х": "x",
-        "у": "y",
-        "ѕ": "s",
-        "ԁ": "d",
-        "һ": "h",
-        "ԛ": "q",
-        "ԝ": "w",
-        "ү": "y",
-        "ӏ": "l",
-        # Greek
-        "α": "a",
-        "γ": "y",
-        "ι": "i",
-        "κ": "k",
-        "ν": "v",
-        "ο": "o",
-        "ρ": "p",
-        "υ": "u",
-        "χ": "x",
-        # Armenian
-        "հ": "h",
-        "ո": "n",
-        "ս": "u",
-        "օ": "o",
-        # Latin look-alikes of other Latin letters
-        "ı": "i",
-        "ȷ": "j",
-        "ɑ": "a",
-        "ɡ": "g",
-        "ɩ": "i",
-        # ASCII digits
-        "0": "o",
-        "1": "l",
-    }
-)
+# Letters of other scripts, and ASCII digits, that pass for ASCII letters (one table
+# with the names': domain/confusables.py); hosts are compared lower-cased.
+_CONFUSABLES = str.maketrans(PROTOTYPES)
 
 # Script sets one label may combine (UTS #39, "highly restrictive").
 _SCRIPT_COMBINATIONS = (
