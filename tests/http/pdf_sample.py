@@ -53,6 +53,12 @@ def write_pdf(path: Path, pages: Sequence[Sequence[str]]) -> Path:
             b"<< /Title (%s) /Parent %d 0 R /Dest [%d 0 R /Fit]%s >>"
             % (title, outline, 4 + 2 * i, links)
         )
+    return write_objects(path, objects)
+
+
+def write_objects(path: Path, objects: list[bytes]) -> Path:
+    """A PDF file of ``objects`` (numbered from 1, the first the catalog) with its
+    cross-reference table, written to ``path``."""
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
