@@ -116,6 +116,10 @@ class DegradedReason(enum.StrEnum):
     UNSUPPORTED = "unsupported"
     """A segment's citations do not support it, under the ``refuse`` support policy (or
     every segment was unsupported under ``drop``)."""
+    NOT_IN_LIBRARY = "not_in_library"
+    """Passages were found, but the answerability decision says none of them answers
+    the question: the generator was not called; the search results are the closest
+    passages, not an answer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +152,28 @@ class GenerationRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class Answerability:
+    """Whether the evidence answers the question, decided before any generation.
+
+    ``score`` is the relevance scorer's calibrated probability that the best evidence
+    passage answers the question; the answer goes ahead when it reaches ``threshold``.
+    """
+
+    score: float
+    threshold: float
+    scorer: str
+    """The relevance scorer and its weights' version (``RelevanceScorer.name``)."""
+
+    def __post_init__(self) -> None:
+        if not (0.0 <= self.score <= 1.0 and 0.0 <= self.threshold <= 1.0):
+            raise InvalidValue("an answerability score and threshold lie in [0, 1]")
+
+    @property
+    def answerable(self) -> bool:
+        return self.score >= self.threshold
+
+
+@dataclass(frozen=True, slots=True)
 class AnswerResult:
     """Search always; an answer only when one was validated, else why not."""
 
@@ -158,6 +184,9 @@ class AnswerResult:
     degraded: Degraded | None
     manifest: Manifest | None = None
     generation: GenerationRecord | None = None
+    answerability: Answerability | None = None
+    """The decision made before generation; ``None`` when no scorer is configured or no
+    passage was found (``no_evidence``)."""
 
     def __post_init__(self) -> None:
         if (self.answer is None) == (self.degraded is None):

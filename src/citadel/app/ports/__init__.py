@@ -4,7 +4,7 @@ Adapters in ``citadel.adapters`` implement them; in-memory fakes ship beside
 the real adapters and pass the same contract suites (``tests/contract``).
 
 The ports by family: ``documents`` (parsers and readers), ``library`` (registry,
-chunks, indexes, retrieval), ``inference`` (embedder, generator), ``users``, and
+chunks, indexes, retrieval), ``inference`` (embedder, generator, relevance scorer), ``users``, and
 ``records`` (audit log, trust metrics, clock), ``operations`` (ingest and
 search metrics). This package is their public surface: import ports from
 ``citadel.app.ports``.
@@ -19,7 +19,7 @@ from citadel.app.ports.documents import (
     IncomingDocument,
     ProgressCallback,
 )
-from citadel.app.ports.inference import AnswerGenerator, Embedder
+from citadel.app.ports.inference import AnswerGenerator, Embedder, RelevanceScorer
 from citadel.app.ports.library import (
     ChunkStore,
     ChunkVectors,
@@ -57,6 +57,7 @@ __all__ = [
     "LexicalIndex",
     "OperationMetrics",
     "ProgressCallback",
+    "RelevanceScorer",
     "Retrieval",
     "SourceLocation",
     "SourceRegistry",

@@ -1,4 +1,4 @@
-"""Models: the embedder and the answer generator."""
+"""Models: the embedder, the answer generator and the question-passage relevance scorer."""
 
 from __future__ import annotations
 
@@ -52,4 +52,26 @@ class AnswerGenerator(Protocol):
 
     async def generate(self, request: GenerationRequest) -> Candidate:
         """Return a candidate (any JSON value) or raise; the caller validates and degrades."""
+        ...
+
+
+class RelevanceScorer(Protocol):
+    """How well a text answers a question: (question, passage) or (question, sentence).
+
+    Relevance is not support: a sentence can be a passage's own words and still not
+    answer the question. The answer use case asks this port whether the evidence answers
+    at all (the answerability decision), and in what order; the extractive generator
+    asks it which sentences answer.
+    """
+
+    name: str
+    """The scorer and its weights' version, e.g. ``"relevance-minilm-l3/1"``: recorded
+    with each answer, so a decision can be traced to what made it."""
+
+    def score(self, question: str, texts: Sequence[str]) -> list[float]:
+        """One probability in [0, 1] per text that it answers ``question``, in order.
+
+        Calibrated on the project's data, so one threshold reads the same for every
+        text length. Deterministic: the same pair always gets the same score. An empty
+        ``texts`` gives an empty list; an empty text scores 0."""
         ...
