@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from citadel.domain.support import Support, SupportLabel
 
 _SPACE = re.compile(r"\s+")
+_SCORES = {"supported": 0.8, "partial": 0.5}
 
 
 class TableSupport:
@@ -22,8 +23,13 @@ class TableSupport:
         self,
         labels: Mapping[str, SupportLabel] | None = None,
         default: SupportLabel = SupportLabel.SUPPORTED,
+        *,
+        by_passage: Mapping[tuple[str, str], SupportLabel] | None = None,
     ) -> None:
+        """``labels`` by segment text; ``by_passage`` by (segment text, a word of the
+        passage) first, for a segment whose citations disagree."""
         self._labels = dict(labels or {})
+        self._by_passage = dict(by_passage or {})
         self._default = default
         self.pairs: list[tuple[str, str]] = []
 
@@ -32,10 +38,16 @@ class TableSupport:
         return [self._one(segment, passage) for segment, passage in pairs]
 
     def _one(self, segment: str, passage: str) -> Support:
+        found = [
+            label
+            for (text, word), label in self._by_passage.items()
+            if text == segment and word in passage
+        ]
+        if found:
+            return Support(_SCORES.get(found[0].value, 0.1), found[0])
         if segment in self._labels:
             label = self._labels[segment]
-            score = {"supported": 0.8, "partial": 0.5}.get(label.value, 0.1)
-            return Support(score, label)
+            return Support(_SCORES.get(label.value, 0.1), label)
         start = passage.find(segment)
         if segment and start >= 0:
             return Support(1.0, SupportLabel.VERBATIM, (start, start + len(segment)))

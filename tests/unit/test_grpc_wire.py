@@ -254,6 +254,33 @@ def test_support_labels_spans_and_limited_answers_cross_the_wire() -> None:
     assert answer_result_from_wire(answer_result_to_wire(refused)) == refused
 
 
+@pytest.mark.parametrize("label", [label for label in SupportLabel if label.value != "verbatim"])
+def test_every_support_label_crosses_the_wire(label: SupportLabel) -> None:
+    """A new label (``contradicted``) needs its own wire code: none falls back to another."""
+    evidence = (make_evidence("e1", score=0.9), make_evidence("e2", "Another passage.", score=0.5))
+    manifest = freeze_manifest(select_evidence(evidence, Limits(), 0.0))
+    cited = dataclasses.replace(_citation("E1", "e1"), support=Support(0.3, label))
+    quoted = dataclasses.replace(
+        _citation("E2", "e2"), support=Support(1.0, SupportLabel.VERBATIM, (0, 15))
+    )
+    result = AnswerResult(
+        answer_id="a1",
+        request_id="r1",
+        search=SearchResult("q", evidence),
+        answer=GroundedAnswer("openai", (CitedSegment("A retry policy.", (cited, quoted)),)),
+        degraded=None,
+        manifest=manifest,
+        generation=GenerationRecord("openai", "m", "p1", support_checker="s/1"),
+    )
+    back = answer_result_from_wire(answer_result_to_wire(result))
+    assert back == result
+    segment = back.answer.segments[0] if back.answer else None
+    assert segment is not None and segment.citations[0].support == Support(0.3, label)
+    # A contradicting citation vetoes the quotation beside it; any other yields to it.
+    expected = label if label is SupportLabel.CONTRADICTED else SupportLabel.VERBATIM
+    assert segment.label is expected
+
+
 def _citation(ref: str, evidence_id: str) -> Citation:
     return Citation(
         ref=ref,

@@ -18,6 +18,8 @@ from prometheus_client import (
     start_http_server,
 )
 
+from citadel.domain.support import SupportLabel
+
 _STAGE_BUCKETS = (
     0.0005,
     0.001,
@@ -97,8 +99,8 @@ class PrometheusMetrics:
         # Zero series exist from the start, so a dashboard shows 0 rather than nothing.
         self._fabricated.inc(0)
         self._denials.inc(0)
-        for label in ("verbatim", "supported", "partial", "unsupported"):
-            self._supports.labels(label=label).inc(0)
+        for label in SupportLabel:
+            self._supports.labels(label=label.value).inc(0)
 
     def _operations(self) -> None:
         self._ingests = Histogram(

@@ -63,8 +63,8 @@ DEGRADED_WORDS = {
         " here are the passages instead."
     ),
     DegradedReason.UNSUPPORTED: (
-        "The written answer said things its cited passages do not support, so it is not"
-        " shown; here are the passages instead."
+        "The written answer said things its cited passages do not support (or contradict),"
+        " so it is not shown; here are the passages instead."
     ),
 }
 
@@ -73,6 +73,7 @@ SUPPORT_WORDS = {
     "supported": "the passage supports this",
     "partial": "the passage supports part of this",
     "unsupported": "the passage does not support this",
+    "contradicted": "the passage says otherwise",
 }
 """The title of each support label beside a footnote mark."""
 

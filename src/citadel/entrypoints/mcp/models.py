@@ -41,7 +41,7 @@ class Span(_Out):
 class Support(_Out):
     """The application's check that the cited passage supports the segment."""
 
-    label: str = Field(description="verbatim, supported, partial or unsupported")
+    label: str = Field(description="verbatim, supported, partial, unsupported or contradicted")
     score: float
     span: Span | None = Field(description="The quoted characters in the passage, for a quotation")
 
@@ -96,13 +96,18 @@ class CitationOut(_Out):
 
 class SegmentOut(_Out):
     text: str
-    support: str | None = Field(description="The strongest support among its citations")
+    support: str | None = Field(
+        description="The strongest support among its citations; contradicted when one"
+        " of them contradicts it"
+    )
     citations: list[CitationOut]
 
 
 class AnswerOut(_Out):
     generator: str
-    limited: bool = Field(description="Segments the passages did not support were removed")
+    limited: bool = Field(
+        description="Segments the passages did not support (or contradicted) were removed"
+    )
     segments: list[SegmentOut]
 
 

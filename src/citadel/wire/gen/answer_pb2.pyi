@@ -27,6 +27,7 @@ class SupportLabel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SUPPORT_LABEL_SUPPORTED: _ClassVar[SupportLabel]
     SUPPORT_LABEL_PARTIAL: _ClassVar[SupportLabel]
     SUPPORT_LABEL_UNSUPPORTED: _ClassVar[SupportLabel]
+    SUPPORT_LABEL_CONTRADICTED: _ClassVar[SupportLabel]
 
 class DegradedReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -49,6 +50,7 @@ SUPPORT_LABEL_VERBATIM: SupportLabel
 SUPPORT_LABEL_SUPPORTED: SupportLabel
 SUPPORT_LABEL_PARTIAL: SupportLabel
 SUPPORT_LABEL_UNSUPPORTED: SupportLabel
+SUPPORT_LABEL_CONTRADICTED: SupportLabel
 DEGRADED_REASON_UNSPECIFIED: DegradedReason
 DEGRADED_REASON_NO_EVIDENCE: DegradedReason
 DEGRADED_REASON_GENERATOR_ERROR: DegradedReason
