@@ -2,7 +2,7 @@
 
 It lets a test say which segment the passages support without depending on a
 learned checker's weights; what it returns obeys the port's contract (a
-quotation is ``verbatim`` with its span, scores lie in [0, 1]).
+quotation that states something is ``verbatim`` with its span, scores lie in [0, 1]).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from citadel.domain.statement import is_statement
 from citadel.domain.support import Support, SupportLabel
 
 _SPACE = re.compile(r"\s+")
@@ -49,6 +50,6 @@ class TableSupport:
             label = self._labels[segment]
             return Support(_SCORES.get(label.value, 0.1), label)
         start = passage.find(segment)
-        if segment and start >= 0:
+        if segment and start >= 0 and is_statement(segment):
             return Support(1.0, SupportLabel.VERBATIM, (start, start + len(segment)))
         return Support(0.8 if self._default is SupportLabel.SUPPORTED else 0.1, self._default)
