@@ -269,7 +269,7 @@ def test_the_hashing_embedder_works_too() -> None:
 
 
 def test_the_prompt_version_names_this_choice() -> None:
-    assert ExtractiveGenerator.prompt_version == "extractive/3"
+    assert ExtractiveGenerator.prompt_version == "extractive/4"
 
 
 # -- every segment is its passage's text ---------------------------------------------------

@@ -44,6 +44,11 @@ CASES = [
     ("df$height[df$age > 20]", True, True),
     ("SELECT name FROM users;", True, True),
     ("for (i in 1:10) print(i)", True, True),
+    ("> x", True, True),  # a prompt line: R prints x
+    (">>> 2 + 2", True, True),
+    ("$ git status", True, True),
+    ("> 12", False, False),
+    ("$ 5", False, False),
     (SENTENCE, True, True),
     ("The trial ran from 2001 to 2005", True, True),
     ("Commits are snapshots.", True, False),  # 2 content words in 3 words
@@ -152,3 +157,15 @@ def test_a_repair_that_states_something_is_shown() -> None:
     assert result.answer is not None and result.degraded is None
     assert [s.label for s in result.answer.segments] == [SupportLabel.VERBATIM]
     assert result.generation is not None and result.generation.attempts == 2
+
+
+def test_the_extractive_generator_quotes_no_unit_that_states_nothing() -> None:
+    from tests.unit.test_extractive_generator import answer, texts
+
+    # Without the rule it quotes this sentence (one content word, "retried"): a quotation
+    # that would not be verbatim, and a quoting generator's other segments are dropped.
+    assert texts(answer("When is it retried again?", "Then it is retried again and again.")) == []
+    passage = "A retry budget bounds the attempts. Then it is retried again and again."
+    quoted = texts(answer("When is it retried again?", passage))
+    assert "Then it is retried again and again." not in quoted
+    assert all(is_statement(text) for text in quoted)

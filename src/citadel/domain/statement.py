@@ -19,7 +19,9 @@ A **code line** is a line with code punctuation — an assignment or operator
 (``<-``, ``=``, ``==``, ``::``, ``%in%``, ``|>``), a call or index (``c(``,
 ``x[``), braces, a closing ``;``, an R/shell ``$name``, a command-line option
 (`` -m``, ``--all``) — and at least one identifier and two tokens: ``x <- c(1, 2)``
-and ``git commit -m "fix"`` are code lines; ``1 + 2``, ``ls()`` and ``x`` are not.
+and ``git commit -m "fix"`` are code lines; ``1 + 2``, ``ls()`` and ``x`` are not. A
+line after a prompt (``$ ``, ``>>> ``, ``> ``, ``postgres=# ``) is code when an
+identifier or an operator follows it: ``> x`` and ``>>> 2 + 2`` are, ``> 12`` is not.
 
 Standard library only: the domain's import contract.
 """
@@ -57,6 +59,10 @@ _CODE_MARK = re.compile(
     r"|(?:^|\s)--?[A-Za-z][\w-]*"  # a command-line option
     r"|\s[+*/<>]\s"  # arithmetic or a comparison between spaces
 )
+_PROMPT = re.compile(r"(?:\$|>>>|>|[\w-]*=[#>])\s+(?=\S)")
+"""A shell, Python, R or psql prompt as the books print them (``$ ``, ``>>> ``, ``> ``,
+``postgres=# ``)."""
+_OPERATOR = re.compile(r"[-+*/%^<>=]")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d+)?|\"[^\"\n]*\"|'[^'\n]*'")
 
@@ -72,8 +78,13 @@ def content_words(text: str) -> list[str]:
 
 
 def is_code_line(line: str) -> bool:
-    """Whether one line reads as code: code punctuation, an identifier, two tokens."""
+    """Whether one line reads as code: code punctuation, an identifier and two tokens; or
+    a prompt followed by an identifier or an operator (``> x``, ``>>> 2 + 2``)."""
     line = line.strip()
+    prompt = _PROMPT.match(line)
+    if prompt is not None:
+        body = line[prompt.end() :]
+        return _IDENTIFIER.search(body) is not None or _OPERATOR.search(body) is not None
     if not line or _CODE_MARK.search(line) is None or _IDENTIFIER.search(line) is None:
         return False
     return len(_TOKEN.findall(line)) >= 2

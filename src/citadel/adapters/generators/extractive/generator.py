@@ -24,19 +24,22 @@ from citadel.adapters.generators.extractive.units import Unit, quotable_units
 from citadel.app.ports.inference import Embedder
 from citadel.domain.answer import Candidate, GenerationRequest
 from citadel.domain.limits import Limits
+from citadel.domain.statement import is_statement
 from citadel.domain.validation import RENDERABLE_REASONS, check_display_text
 
 
 class ExtractiveGenerator:
     name = "extractive"
     model = "extractive"
-    prompt_version = "extractive/3"
+    prompt_version = "extractive/4"
     """Bump when the sentence choice changes, so cached answers are not reused.
 
     2: a sentence with HTML markup as the tokenizer reads it (``<Thread(worker 1, ...)>``,
     ``i<n``) is no longer quoted.
     3: whole sentences, code lines and short code blocks, chosen by the embedder and
     by words; the best passage first, weakly related ones left out.
+    4: a unit that states nothing (``domain.statement.is_statement``: not a sentence nor a
+    code line) is not quoted: it would not be ``verbatim``, so its answer would drop it.
     (A change to what :mod:`.units` cuts also bumps ``stored.FORMAT``: a test pins both.)"""
     quotes = True
     """Every segment is a unit's text, its passage's own: never anything but ``verbatim``."""
@@ -91,6 +94,10 @@ class ExtractiveGenerator:
         # character, too long) is never quoted. A unit is its passage's own words, so
         # the renderable-text rule (a URL, ``<NA>``) is not its: the validator lets a
         # verbatim quotation through it, and the interfaces neutralise it.
+        # A unit that states nothing (too few content words, not code) would not be
+        # ``verbatim``, and a quoting generator's other segments are dropped.
+        if not is_statement(text):
+            return False
         problem = check_display_text(text, self._limits)
         return problem is None or problem.reason in RENDERABLE_REASONS
 
