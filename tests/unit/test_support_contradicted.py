@@ -9,6 +9,7 @@ carry it under its own name.
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -26,6 +27,8 @@ from citadel.domain.audit import AuditRecord
 from citadel.domain.limits import Limits
 from citadel.domain.support import LABEL_ORDER, NOT_BACKED, SupportLabel, SupportPolicy, strongest
 from citadel.entrypoints.cli.text import answer_text
+from citadel.entrypoints.http.admin_replies import AuditRecordReply
+from citadel.entrypoints.http.replies import AnswerReply
 from citadel.entrypoints.mcp.markdown import ask_markdown
 from citadel.entrypoints.mcp.presenting import ask_output
 from citadel.entrypoints.present.shapes import answer_json
@@ -196,3 +199,17 @@ def test_the_segment_counter_starts_every_label_at_zero() -> None:
     exposition = PrometheusMetrics().exposition().decode()
     for label in SupportLabel:
         assert f'citadel_answer_segments_total{{label="{label.value}"}} 0.0' in exposition
+
+
+def test_the_http_replies_carry_contradicted() -> None:
+    """/v1/answer's and the audit endpoint's response models accept the label."""
+    world = World(SupportPolicy.LABEL, [quote_and_contradict])
+    result = world.ask()
+    reply = AnswerReply.model_validate(answer_json(result))
+    assert reply.answer is not None
+    segment = reply.answer.segments[1]
+    assert segment.support is C and segment.citations[0].support is not None
+    assert segment.citations[0].support.label is C
+    record = json.loads(world.audit.show(result.answer_id, ACTOR).to_json())
+    audited = AuditRecordReply.model_validate(record)
+    assert [c.support.label for c in audited.citations if c.support] == [V, C]
