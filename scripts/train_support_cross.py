@@ -61,8 +61,10 @@ def evidence_text(segment: str, passage: str) -> str:
     return " ".join(chosen)
 
 
-def encode(tok: Tokenizer, pairs: list[tuple[str, str]]) -> list[tuple[list[int], list[int]]]:
-    tok.enable_truncation(MAX_PIECES, strategy="longest_first")
+def encode(
+    tok: Tokenizer, pairs: list[tuple[str, str]], max_pieces: int = MAX_PIECES
+) -> list[tuple[list[int], list[int]]]:
+    tok.enable_truncation(max_pieces, strategy="longest_first")
     tok.no_padding()
     out = []
     for enc in tok.encode_batch([(a, b) for a, b in pairs]):
