@@ -197,12 +197,14 @@ def score_unanswerable(
 
 def decisions(outcomes: Sequence[Decided]) -> Decisions:
     """How ``outcomes`` went (all zero for none)."""
-    others = Counter(o.degraded for o in outcomes if o.degraded not in (None, ABSTAINED))
+    others = Counter(
+        o.degraded for o in outcomes if o.degraded is not None and o.degraded != ABSTAINED
+    )
     return Decisions(
         questions=len(outcomes),
         answered=sum(1 for o in outcomes if o.degraded is None),
         abstained=sum(1 for o in outcomes if o.degraded == ABSTAINED),
-        degraded={str(reason): n for reason, n in sorted(others.items(), key=str)},
+        degraded=dict(sorted(others.items())),
     )
 
 
