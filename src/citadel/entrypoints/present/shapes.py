@@ -272,6 +272,11 @@ def answer_evaluation_json(report: AnswerEvaluationReport) -> dict[str, Any]:
                 "degraded": o.degraded,
                 "latency_ms": round(o.latency_ms, 2),
                 **({"support": list(o.support)} if o.support else {}),
+                **(
+                    {"answerability": round(o.answerability.score, 4)}
+                    if o.answerability is not None
+                    else {}
+                ),
             }
             for o in report.outcomes
         ],
