@@ -157,9 +157,7 @@ def resolve_gold(items: list[dict[str, object]], chunks: dict[str, Chunk]) -> li
             continue
         answers = [str(a) for a in item["answer"]]  # type: ignore[attr-defined]
         path = [str(p) for p in item.get("section_path") or []]  # type: ignore[attr-defined]
-        holders = [
-            c for c in by_book[str(item["book"])] if all(a in c.text for a in answers)
-        ]
+        holders = [c for c in by_book[str(item["book"])] if all(a in c.text for a in answers)]
         holders.sort(key=lambda c: (sections[c.chunk_id] not in path, c.ordinal))
         found.append(holders[0].chunk_id if holders else "")
     return found
@@ -297,7 +295,9 @@ def calibrate(oof_path: Path, onnx: Path, answered: float, name: str, max_pieces
         p = 1 / (1 + math.exp(-(a * r["logit"] + b)))
         q = best.setdefault(r["question_id"], [p, r["group"]])
         q[0] = max(float(q[0]), p)
-    scores = {g: [float(s) for s, gg in best.values() if gg == g] for g in ("answerable", "near", "far")}
+    scores = {
+        g: [float(s) for s, gg in best.values() if gg == g] for g in ("answerable", "near", "far")
+    }
 
     def share(group: str, t: float, above: bool) -> float:
         values = scores[group]
@@ -311,7 +311,7 @@ def calibrate(oof_path: Path, onnx: Path, answered: float, name: str, max_pieces
             "near_abstained": round(share("near", t, False), 4),
             "far_abstained": round(share("far", t, False), 4),
         }
-        for t in grid[4::5] + [threshold]
+        for t in [*grid[4::5], threshold]
     }
     data = onnx.read_bytes()
     meta = {
@@ -384,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
         train_idx, test_idx = np.flatnonzero(book_of != book), np.flatnonzero(book_of == book)
         if args.train_share < 1.0:
             rng = np.random.default_rng(args.seed + k)
-            keep = int(round(len(train_idx) * args.train_share))
+            keep = round(len(train_idx) * args.train_share)
             train_idx = np.sort(rng.choice(train_idx, keep, replace=False))
         model = train(encoded, states, y, train_idx, args, args.seed + k, log=f"without {book}")
         scores = predict(model, encoded, states, test_idx, args.layers - args.train_layers)
