@@ -19,7 +19,7 @@ from typing import Any
 from citadel.adapters.pages.original_cache import DEFAULT_MAX_BYTES as ORIGINALS_CACHE_BYTES
 from citadel.adapters.parsers import DEFAULT_MAX_PAGES
 from citadel.adapters.sqlite.lexical import DEFAULT_MAX_TERM_SHARE
-from citadel.app import answer_cache, answerability, circuit
+from citadel.app import answer_cache, circuit
 from citadel.app.ingest.service import DEFAULT_RETAIN_VERSIONS
 from citadel.domain.limits import Limits
 from citadel.domain.secrets import SecretStr
@@ -36,6 +36,7 @@ from citadel.setting_kinds import (
     Text,
     ZeroOrOne,
 )
+from citadel.settings_answer import ANSWERABILITY_SETTINGS
 from citadel.settings_render import RENDER_SETTINGS
 from citadel.settings_search import SEARCH_SETTINGS
 
@@ -72,23 +73,7 @@ SETTINGS: tuple[Setting, ...] = (
         "an unsupported segment: `label` shows it marked, `drop` removes it (answer"
         " limited), `refuse` degrades the answer to its search results",
     ),
-    Setting(
-        "CITADEL_ANSWERABILITY_THRESHOLD",
-        "answerability_threshold",
-        Number(zero_ok=True, maximum=1.0),
-        answerability.DEFAULT_THRESHOLD,
-        "with a relevance scorer: the score in [0, 1] the best evidence passage must reach"
-        " for an answer to be written; below it the answer degrades to its closest passages"
-        " (`not_in_library`) and no generator is called (`0`: always answer; docs/answers.md)",
-    ),
-    Setting(
-        "CITADEL_ANSWERABILITY_PASSAGES",
-        "answerability_passages",
-        Integer(maximum=64),
-        answerability.DEFAULT_PASSAGES,
-        "how many of the selected evidence passages the relevance scorer scores, in"
-        " selection order; the scored ones are given to the generator best first",
-    ),
+    *ANSWERABILITY_SETTINGS,
     Setting(
         "CITADEL_LLM_BASE_URL",
         "llm.base_url",
