@@ -17,7 +17,7 @@ from citadel.adapters.generators.scripted import ScriptedGenerator, cite_first
 from citadel.adapters.metrics.counting import CountingMetrics
 from citadel.app.answer import AnswerService
 from citadel.app.answer_cache import AnswerCache
-from citadel.app.answerability import AnswerabilityStep, Decision
+from citadel.app.answerability import AnswerabilityStep, Decision, candidate_sentences
 from citadel.app.ports import RelevanceScorer
 from citadel.app.ports.tracing import Tracer
 from citadel.app.search import SearchService
@@ -283,3 +283,30 @@ def test_the_decision_has_its_own_span_with_its_score() -> None:
     assert attributes["citadel.answerable"] is False
     assert (named["answer"].attributes or {})["citadel.outcome"] == "not_in_library"
     assert QUESTION not in str(attributes)
+
+
+# -- sentences, not whole passages -----------------------------------------------------------
+
+
+def test_every_passage_is_heard_by_its_best_sentence_and_the_limit_holds() -> None:
+
+    question = "How are missing values tested for in R?"
+    passages = [
+        "Plots are drawn by high-level functions. Missing values are tested with is.na(x).",
+        "Nothing here matches. Neither does this sentence.",
+        "In R, missing values print as NA. Tested code runs faster. R is a language.",
+    ]
+    owners, texts = candidate_sentences(question, passages, 3)
+    assert len(texts) == 3 and set(owners) == {0, 1, 2}
+    assert texts[owners.index(0)] == "Missing values are tested with is.na(x)."
+    owners, texts = candidate_sentences(question, passages, 16)
+    assert len(texts) == 7 and len(set(texts)) == 7
+
+
+def test_a_passage_scores_as_its_best_sentence() -> None:
+    scorer = TableRelevance({"is.na": 0.9, "Plots": 0.2})
+    step = AnswerabilityStep(scorer, threshold=0.5)
+    passage = "Plots are drawn by high-level functions. Missing values are tested with is.na(x)."
+    decision = step.decide("How are missing values tested?", [evidence(passage, 1)])
+    assert decision.scores == (0.9,)
+    assert scorer.calls and all(len(t) < len(passage) for t in scorer.calls[0][1])

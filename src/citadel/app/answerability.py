@@ -1,11 +1,16 @@
 """The answerability step: does the selected evidence answer the question at all?
 
 It runs after search and selection and before the answer cache and the generator.
-The relevance scorer (``RelevanceScorer``) scores each (question, passage) pair of
-the selected evidence; the best score against the threshold is the decision
-(``Answerability``). Below it, the answer use case degrades to its search results
-with ``not_in_library`` and never calls the generator; at or above it, the evidence
-is put in score order, so the generator sees the passage that answers best first.
+A passage answers when one of its sentences does: the step cuts the selected
+passages into sentences, keeps the ``SENTENCES`` that share the most rare question
+terms (each passage's best one first, so every passage is heard), and asks the
+relevance scorer (``RelevanceScorer``) for each (question, sentence) pair. A
+passage scores as its best scored sentence; the best passage against the threshold
+is the decision (``Answerability``). Below it, the answer use case degrades to its
+search results with ``not_in_library`` and never calls the generator; at or above
+it, the evidence is put in score order, so the generator sees the passage that
+answers best first. (Sentences, not whole passages: the scorer was trained on the
+sentences that answer, and a short pair costs a fraction of a long one.)
 
 The scorer is a help, not a gate the answer depends on: if it fails (raises, or
 breaks its contract) the step logs it and says "answerable, undecided", and the
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 from citadel.app.ports import RelevanceScorer
 from citadel.domain.answer import Answerability, Degraded, DegradedReason
 from citadel.domain.manifest import ContextEvidence
+from citadel.domain.text import split_sentences, terms
 
 log = logging.getLogger("citadel.answerability")
 
@@ -30,6 +36,9 @@ DEFAULT_THRESHOLD = 0.5
 DEFAULT_PASSAGES = 8
 """How many of the selected passages are scored, in selection order
 (``CITADEL_ANSWERABILITY_PASSAGES``); the evidence set never holds more by default."""
+SENTENCES = 16
+"""Sentences scored per answer at most: each passage's best by words, then the next
+best of any passage."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,14 +93,15 @@ class AnswerabilityStep:
         """Score the first passages of ``context`` for ``question`` (CPU work: call off
         the event loop). Never raises for the scorer's sake: a failure is logged and
         gives an undecided (answerable) ``Decision``."""
-        texts = [item.passage for item in context[: self._passages]]
-        if not texts:
+        passages = [item.passage for item in context[: self._passages]]
+        if not passages:
             return Decision(None)
+        owners, texts = candidate_sentences(question, passages, SENTENCES)
         try:
             scores = [float(s) for s in self._scorer.score(question, texts)]
             if len(scores) != len(texts):
                 raise RuntimeError(
-                    f"the relevance scorer gave {len(scores)} scores for {len(texts)} passages"
+                    f"the relevance scorer gave {len(scores)} scores for {len(texts)} texts"
                 )
             if not all(math.isfinite(s) and 0.0 <= s <= 1.0 for s in scores):
                 raise RuntimeError("the relevance scorer gave a score outside [0, 1]")
@@ -103,8 +113,47 @@ class AnswerabilityStep:
                 type(exc).__name__,
             )
             return Decision(None)
-        decided = Answerability(max(scores), self._threshold, self._scorer.name)
-        return Decision(decided, tuple(scores))
+        best = [0.0] * len(passages)
+        for owner, score in zip(owners, scores, strict=True):
+            best[owner] = max(best[owner], score)
+        decided = Answerability(max(best), self._threshold, self._scorer.name)
+        return Decision(decided, tuple(best))
+
+
+def candidate_sentences(
+    question: str, passages: Sequence[str], limit: int
+) -> tuple[list[int], list[str]]:
+    """The sentences to score and the passage each is from: every passage's best by
+    words, then the best of the rest, ``limit`` in all (at least one per passage).
+
+    "By words": the rare question terms a sentence holds, each weighted by how few of
+    the evidence's sentences hold it; ties go to the earlier passage and sentence."""
+    wanted = set(terms(question))
+    cut: list[tuple[int, int, str, frozenset[str]]] = []
+    for owner, passage in enumerate(passages):
+        spans = split_sentences(passage) or [(0, len(passage))]
+        for order, (start, end) in enumerate(spans):
+            text = passage[start:end].strip()
+            if text:
+                cut.append((owner, order, text, frozenset(terms(text)) & wanted))
+    df: dict[str, int] = {}
+    for *_, found in cut:
+        for term in found:
+            df[term] = df.get(term, 0) + 1
+    weight = {t: math.log(1 + len(cut) / n) for t, n in df.items()}
+    ranked = sorted(cut, key=lambda c: (-math.fsum(weight[t] for t in c[3]), c[0], c[1]))
+    chosen: list[tuple[int, int, str, frozenset[str]]] = []
+    heard: set[int] = set()
+    for item in ranked:  # each passage's best first
+        if item[0] not in heard:
+            heard.add(item[0])
+            chosen.append(item)
+    for item in ranked:  # then the best of the rest
+        if len(chosen) >= max(limit, len(heard)):
+            break
+        if item not in chosen:
+            chosen.append(item)
+    return [c[0] for c in chosen], [c[2] for c in chosen]
 
 
 def not_in_library(answerability: Answerability) -> Degraded:
