@@ -96,6 +96,8 @@ class Settings:
     db: str = default_of("db")
     generator: str = default_of("generator")
     support_policy: str = default_of("support_policy")
+    answerability_threshold: float = default_of("answerability_threshold")
+    answerability_passages: int = default_of("answerability_passages")
     tenant: str = default_of("tenant")
     limits: Limits = field(default_factory=Limits)
     max_file_bytes: int = default_of("max_file_bytes")

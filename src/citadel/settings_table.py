@@ -36,6 +36,7 @@ from citadel.setting_kinds import (
     Text,
     ZeroOrOne,
 )
+from citadel.settings_answer import ANSWERABILITY_SETTINGS
 from citadel.settings_render import RENDER_SETTINGS
 from citadel.settings_search import SEARCH_SETTINGS
 
@@ -72,6 +73,7 @@ SETTINGS: tuple[Setting, ...] = (
         "an unsupported segment: `label` shows it marked, `drop` removes it (answer"
         " limited), `refuse` degrades the answer to its search results",
     ),
+    *ANSWERABILITY_SETTINGS,
     Setting(
         "CITADEL_LLM_BASE_URL",
         "llm.base_url",

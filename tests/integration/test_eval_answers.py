@@ -148,3 +148,34 @@ def test_a_missing_book_fails_and_a_bad_qa_set_is_a_usage_error(
     refused = CliRunner().invoke(app, ["eval", "answers", "--qa", str(bad)])
     assert refused.exit_code == 2
     assert "line 1: needs non-empty strings" in refused.output
+
+
+def test_unanswerable_questions_are_answered_too_and_reported_by_kind(
+    qa: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CITADEL_EMBEDDER", "hashing")
+    unanswerable = tmp_path / "unanswerable.jsonl"
+    rows = [
+        {"id": "u1", "kind": "far", "topic": "zoo", "near_book": None, "question": "okapi quokka"},
+        {"id": "u2", "kind": "near", "topic": "q", "near_book": "notes", "question": "queue retry"},
+    ]
+    unanswerable.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    args = ["eval", "answers", "--qa", str(qa), "--books", str(qa.parent / "books")]
+    args += ["--home", str(tmp_path / "home"), "--unanswerable", str(unanswerable)]
+    result = CliRunner().invoke(app, [*args, "--json", "--thresholds", "0.5"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    abstention = report["abstention"]
+    # No relevance scorer is configured: nothing abstains and nothing carries a score.
+    assert [(q["id"], q["degraded"], q["answerability"]) for q in abstention["questions"]] == [
+        ("u1", "no_evidence", None),
+        ("u2", None, None),
+    ]
+    assert abstention["unanswerable_per_kind"]["far"]["degraded"] == {"no_evidence": 1}
+    assert abstention["unanswerable_per_kind"]["near"]["answered_share"] == 1.0
+    assert abstention["answerable_per_book"]["md/notes.md"]["answered"] == 4
+    assert (abstention["thresholds"], abstention["auroc"]["all"]) == ([], None)
+    text = CliRunner().invoke(app, args)
+    assert text.exit_code == 0, text.output
+    assert "2 unanswerable and 5 answerable questions" in text.stdout
+    assert "answerability: no result carries a score" in text.stdout

@@ -20,6 +20,7 @@ from citadel.domain.limits import Limits
 from citadel.domain.manifest import ContextEvidence, PromptEvidence, freeze_manifest
 from citadel.domain.validation import Accepted, validate_candidate
 from tests.builders import make_evidence
+from tests.fakes.relevance import TableRelevance
 
 
 def evidence(*passages: str, sections: Sequence[str] = ()) -> tuple[PromptEvidence, ...]:
@@ -268,8 +269,56 @@ def test_the_hashing_embedder_works_too() -> None:
     assert segments and refs(segments)[0] == "E1"
 
 
-def test_the_prompt_version_names_this_choice() -> None:
-    assert ExtractiveGenerator.prompt_version == "extractive/4"
+def test_the_prompt_version_names_this_choice_and_the_scorer_weights() -> None:
+    assert ExtractiveGenerator().prompt_version == "extractive/5"
+    scored = ExtractiveGenerator(relevance=TableRelevance())
+    assert scored.prompt_version == "extractive/5+table-relevance/1"
+
+
+# -- the relevance scorer ------------------------------------------------------------------
+
+DEFINES_NA = "Missing values are marked NA, and is.na(x) tells which elements are missing."
+MENTIONS_NA = "The missing values of the survey were many, as the table of values shows."
+ASIDE = "Missing values also appear in the plots, where the values are left out."
+
+
+def test_the_scorer_picks_the_sentence_that_answers_over_the_one_that_shares_words() -> None:
+    question = "How are missing values represented and tested for?"
+    passage = f"{MENTIONS_NA} {DEFINES_NA}"
+    # By words alone the sentence with more shared words wins.
+    assert texts(answer(question, passage))[0] == MENTIONS_NA
+    scorer = TableRelevance({"is.na": 0.9, "survey": 0.05})
+    quoted = texts(answer(question, passage, generator=ExtractiveGenerator(relevance=scorer)))
+    assert quoted == [DEFINES_NA]  # and the one that answers nothing is not quoted beside it
+    assert scorer.calls and scorer.calls[0][0] == question
+
+
+def test_the_answer_stops_where_the_scorer_says_the_next_unit_does_not_answer() -> None:
+    question = "How are missing values represented and tested for?"
+    passage = f"{DEFINES_NA} {ASIDE}"
+    answering = TableRelevance({"is.na": 0.9, "plots": 0.6})
+    assert texts(answer(question, passage, generator=ExtractiveGenerator(relevance=answering))) == [
+        DEFINES_NA,
+        ASIDE,
+    ]
+    stopping = TableRelevance({"is.na": 0.9, "plots": 0.1})
+    assert texts(answer(question, passage, generator=ExtractiveGenerator(relevance=stopping))) == [
+        DEFINES_NA
+    ]
+
+
+class FailingRelevance:
+    name = "failing-relevance/1"
+
+    def score(self, question: str, texts: Sequence[str]) -> list[float]:
+        raise RuntimeError("model unavailable")
+
+
+def test_a_scorer_that_fails_falls_back_to_words() -> None:
+    question = "How are missing values represented and tested for?"
+    passage = f"{MENTIONS_NA} {DEFINES_NA}"
+    generator = ExtractiveGenerator(relevance=FailingRelevance())
+    assert texts(answer(question, passage, generator=generator)) == texts(answer(question, passage))
 
 
 # -- every segment is its passage's text ---------------------------------------------------

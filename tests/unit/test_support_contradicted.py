@@ -27,7 +27,7 @@ from citadel.domain.audit import AuditRecord
 from citadel.domain.limits import Limits
 from citadel.domain.support import LABEL_ORDER, NOT_BACKED, SupportLabel, SupportPolicy, strongest
 from citadel.entrypoints.cli.text import answer_text
-from citadel.entrypoints.http.admin_replies import AuditRecordReply
+from citadel.entrypoints.http.admin_replies import AuditCitation
 from citadel.entrypoints.http.replies import AnswerReply
 from citadel.entrypoints.mcp.markdown import ask_markdown
 from citadel.entrypoints.mcp.presenting import ask_output
@@ -211,5 +211,5 @@ def test_the_http_replies_carry_contradicted() -> None:
     assert segment.support is C and segment.citations[0].support is not None
     assert segment.citations[0].support.label is C
     record = json.loads(world.audit.show(result.answer_id, ACTOR).to_json())
-    audited = AuditRecordReply.model_validate(record)
-    assert [c.support.label for c in audited.citations if c.support] == [V, C]
+    audited = [AuditCitation.model_validate(c) for c in record["citations"]]
+    assert [c.support.label for c in audited if c.support] == [V, C]

@@ -12,7 +12,9 @@ section path, joined by " / ", is the gold section or lies under it. The figures
 - degraded answers by reason, support labels when citations carry them, and the
   latency of the answer call (p50, p95);
 
-overall and per book. Nothing here reads a file: the caller parses the set
+overall and per book. Given questions the library does not answer too, the run
+answers them over the same library and adds the abstention figures
+(``abstention_evaluation``). Nothing here reads a file: the caller parses the set
 (``parse_qa_lines``) and opens the books as documents.
 """
 
@@ -23,13 +25,21 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from citadel.app.abstention_evaluation import (
+    DEFAULT_THRESHOLDS,
+    AbstentionReport,
+    UnanswerableOutcome,
+    UnanswerableQuestion,
+    abstention_report,
+    score_unanswerable,
+)
 from citadel.app.answer import Answering, AnswerRequest
 from citadel.app.errors import InvalidRequest
 from citadel.app.ingest import IngestOptions, IngestService
 from citadel.app.ports import IncomingDocument
-from citadel.domain.answer import AnswerResult, Citation
+from citadel.domain.answer import Answerability, AnswerResult, Citation
 from citadel.domain.search import Evidence, SearchRequest
 from citadel.domain.users import Actor
 
@@ -66,6 +76,8 @@ class QuestionOutcome:
     latency_ms: float
     support: tuple[str, ...] = ()
     """The support label of each shown citation, when citations carry one."""
+    answerability: Answerability | None = None
+    """The answerability decision on the result, when a scorer made one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +108,8 @@ class AnswerEvaluationReport:
     overall: AnswerFigures
     per_book: Mapping[str, AnswerFigures]
     outcomes: tuple[QuestionOutcome, ...] = field(default=())
+    abstention: AbstentionReport | None = None
+    """Present when the run was given questions the library does not answer."""
 
 
 Progress = Callable[[str, int, int], None]
@@ -174,6 +188,7 @@ def score_answer(
         degraded=result.degraded.reason.value if result.degraded is not None else None,
         latency_ms=latency_ms,
         support=labels,
+        answerability=result.answerability,
     )
 
 
@@ -239,14 +254,21 @@ class AnswerEvaluation:
         books: Mapping[str, IncomingDocument],
         actor: Actor,
         *,
+        unanswerable: Sequence[UnanswerableQuestion] = (),
+        thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
         progress: Progress | None = None,
     ) -> AnswerEvaluationReport:
         """Ingest ``books`` (the set's book names → their documents) as ``actor``, in
-        its tenant, then answer every question for ``actor``. ``IngestError`` when a
-        book is refused; ``InvalidRequest`` when a question's book is not given."""
+        its tenant, then answer every question for ``actor``, and every ``unanswerable``
+        one after them (its figures at ``thresholds``). ``IngestError`` when a book is
+        refused; ``InvalidRequest`` when a question's book is not given, or an id is in
+        both sets."""
         missing = sorted({q.book for q in questions} - set(books))
         if missing:
             raise InvalidRequest(f"no document for the book(s) {', '.join(missing)}")
+        shared = sorted({q.id for q in questions} & {u.id for u in unanswerable})
+        if shared:
+            raise InvalidRequest(f"id(s) in both sets: {', '.join(shared[:5])}")
         started = self._timer()
         sources: dict[str, str] = {}
         ingested = 0
@@ -263,17 +285,33 @@ class AnswerEvaluation:
         ingest_seconds = self._timer() - started
         outcomes: list[QuestionOutcome] = []
         for index, question in enumerate(questions):
-            began = self._timer()
-            result = await self._answering.answer(
-                AnswerRequest(SearchRequest(query=question.question, limit=SEARCH_LIMIT)), actor
-            )
-            latency_ms = (self._timer() - began) * 1000
+            result, latency_ms = await self._answer(question.question, actor)
             outcomes.append(score_answer(question, sources[question.book], result, latency_ms))
             if progress:
                 progress("answering", index + 1, len(questions))
-        return report_of(
+        unanswered: list[UnanswerableOutcome] = []
+        for index, other in enumerate(unanswerable):
+            result, latency_ms = await self._answer(other.question, actor)
+            unanswered.append(score_unanswerable(other, result, latency_ms))
+            if progress:
+                progress("answering the unanswerable", index + 1, len(unanswerable))
+        evaluated = report_of(
             outcomes, books=len(books), ingested=ingested, ingest_seconds=ingest_seconds
         )
+        if not unanswerable:
+            return evaluated
+        abstention = abstention_report(
+            [(o.book, o) for o in outcomes], unanswered, thresholds=thresholds
+        )
+        return replace(evaluated, abstention=abstention)
+
+    async def _answer(self, question: str, actor: Actor) -> tuple[AnswerResult, float]:
+        """The answer to ``question`` and how long the call took, in ms."""
+        began = self._timer()
+        result = await self._answering.answer(
+            AnswerRequest(SearchRequest(query=question, limit=SEARCH_LIMIT)), actor
+        )
+        return result, (self._timer() - began) * 1000
 
 
 def _stage(progress: Progress | None, stage: str) -> Callable[[int, int], None] | None:

@@ -29,6 +29,7 @@ from citadel.adapters.support import default_checker
 from citadel.adapters.tracing import tracer_for
 from citadel.app.answer import AnswerService
 from citadel.app.answer_cache import AnswerCache
+from citadel.app.answerability import AnswerabilityStep
 from citadel.app.audit import AuditService
 from citadel.app.circuit import CircuitBreaker
 from citadel.app.evaluation import BeirDataset
@@ -42,6 +43,7 @@ from citadel.app.ports import (
     DocumentParser,
     DocumentReader,
     Embedder,
+    RelevanceScorer,
     Retrieval,
     SourceRegistry,
     UserStore,
@@ -120,6 +122,7 @@ def build(
     retrieval: Retrieval | None = None,
     serving: bool = False,
     tracer: Tracer | None = None,
+    relevance: RelevanceScorer | None = None,
 ) -> Services:
     """Wire the services for ``settings``; tests pass fakes as keyword overrides.
 
@@ -127,6 +130,7 @@ def build(
     mode: a ``GrpcRetrievalClient``); the services close it with themselves.
     ``serving``: a long-running server, which builds a missing HNSW index in the
     background (searching exactly meanwhile) rather than in its first search.
+    ``relevance``: the scorer the answerability decision uses (``_answerability``).
     """
     library, users, audit_log = _stores(settings, serving)
     clock = SystemClock()
@@ -195,6 +199,7 @@ def build(
             metrics=metrics,
             circuit=CircuitBreaker(settings.circuit_failures, settings.circuit_cooldown_s),
             support=SupportStep(checker, SupportPolicy(settings.support_policy), metrics),
+            relevance=_answerability(settings, relevance),
             tracer=tracer,
             near_top=settings.fusion.near_top,
         ),
@@ -265,6 +270,21 @@ def migrate_library(
         )
     finally:
         db.close()
+
+
+def _answerability(settings: Settings, scorer: RelevanceScorer | None) -> AnswerabilityStep | None:
+    """The answerability decision before every answer: ``scorer`` (a caller's, e.g. a
+    test's) under ``CITADEL_ANSWERABILITY_THRESHOLD`` and ``_PASSAGES``; None (no
+    decision: every answer goes to the generator) while no scorer is given.
+
+    The configured scorer (``CITADEL_RELEVANCE``) is plugged in here and nowhere else:
+    ``scorer = scorer or relevance_scorer(settings)``.
+    """
+    if scorer is None:
+        return None
+    return AnswerabilityStep(
+        scorer, settings.answerability_threshold, settings.answerability_passages
+    )
 
 
 def support_checker() -> SupportChecker:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 from rich.console import Console
@@ -16,6 +17,12 @@ from rich.progress import (
     TaskID,
 )
 
+from citadel.app.abstention_evaluation import (
+    DEFAULT_THRESHOLDS,
+    UnanswerableQuestion,
+    parse_thresholds,
+    parse_unanswerable_lines,
+)
 from citadel.app.answer_evaluation import (
     AnswerEvaluation,
     AnswerEvaluationReport,
@@ -28,6 +35,7 @@ from citadel.app.evaluation import EvaluationReport, RetrievalEvaluation
 from citadel.bootstrap import build, load_beir_dataset
 from citadel.config import ConfigError, Settings
 from citadel.domain.search import SearchMode
+from citadel.entrypoints.cli.abstention_eval import abstention_json, abstention_text
 from citadel.entrypoints.cli.citation_eval import eval_citations
 from citadel.entrypoints.cli.support import JsonFlag, emit, err, local_actor, progress_bar
 from citadel.entrypoints.cli.support_eval import eval_support
@@ -35,6 +43,7 @@ from citadel.entrypoints.cli.text import evaluation_text, terminal_safe
 from citadel.entrypoints.present.shapes import answer_evaluation_json, evaluation_json
 
 DEFAULT_BOOKS = Path("../shared/books")
+T = TypeVar("T")
 
 
 def run_retrieval_evaluation(
@@ -130,9 +139,12 @@ def run_answer_evaluation(
     *,
     home: Path | None,
     console: Console,
+    unanswerable: tuple[UnanswerableQuestion, ...] = (),
+    thresholds: tuple[float, ...] = DEFAULT_THRESHOLDS,
 ) -> AnswerEvaluationReport:
     """Each named book opened through the services' document reader and ingested into
-    ``home`` (a scratch library without it), then every question answered."""
+    ``home`` (a scratch library without it), then every question answered, the
+    unanswerable ones last."""
     with tempfile.TemporaryDirectory(prefix="citadel-eval-") as scratch:
         services = build(replace(settings, home=home or Path(scratch), db=""))
         try:
@@ -148,7 +160,14 @@ def run_answer_evaluation(
 
                 evaluation = AnswerEvaluation(services.ingest, services.answer)
                 return asyncio.run(
-                    evaluation.run(questions, documents, local_actor(settings), progress=tick)
+                    evaluation.run(
+                        questions,
+                        documents,
+                        local_actor(settings),
+                        unanswerable=unanswerable,
+                        thresholds=thresholds,
+                        progress=tick,
+                    )
                 )
         finally:
             services.close()
@@ -170,28 +189,57 @@ def eval_answers(
         Path | None,
         typer.Option("--home", help="Keep the evaluation library here (re-runs skip ingestion)."),
     ] = None,
+    unanswerable: Annotated[
+        Path | None,
+        typer.Option(
+            "--unanswerable",
+            help="Questions the books do not answer: JSON lines with id, kind (far or near)"
+            " and question; adds abstention figures.",
+        ),
+    ] = None,
+    thresholds: Annotated[
+        str | None,
+        typer.Option(
+            "--thresholds",
+            help="With --unanswerable: comma-separated candidate answerability thresholds"
+            " (default 0.1,0.2,...,0.9).",
+        ),
+    ] = None,
 ) -> None:
     """Answer a QA set over its books and score search, citations and latency.
 
     Ingests the books the set names (once: unchanged books are no-ops), answers every
     question with the configured generator, and reports search hit@1, hit@5 and
     MRR@10, the answers and citations on the gold section, degraded answers and the
-    answer call's latency, overall and per book."""
+    answer call's latency, overall and per book. With --unanswerable it also answers
+    those questions and reports abstention (not_in_library) per kind, the answered
+    share per book, and, when results carry answerability scores, their AUROC and the
+    shares at each candidate threshold."""
     try:
         settings = Settings.from_env(os.environ)
     except ConfigError as exc:
         err.print(f"[red]configuration error:[/red] {exc}")
         raise typer.Exit(2) from exc
+    if thresholds is not None and unanswerable is None:
+        err.print("[red]error:[/red] --thresholds needs --unanswerable")
+        raise typer.Exit(2)
     try:
-        questions = parse_qa_lines(qa.read_text(encoding="utf-8").splitlines())
-    except (OSError, UnicodeDecodeError) as exc:
-        err.print(f"[red]error:[/red] cannot read {terminal_safe(str(qa))}: {exc}")
-        raise typer.Exit(2) from exc
+        cuts = parse_thresholds(thresholds) if thresholds is not None else DEFAULT_THRESHOLDS
     except AppError as exc:
-        err.print(f"[red]error:[/red] {terminal_safe(str(qa))}: {terminal_safe(str(exc))}")
+        err.print(f"[red]error:[/red] --thresholds: {terminal_safe(str(exc))}")
         raise typer.Exit(2) from exc
+    questions = _read_set(qa, parse_qa_lines)
+    others = _read_set(unanswerable, parse_unanswerable_lines) if unanswerable else ()
     try:
-        report = run_answer_evaluation(settings, questions, books, home=home, console=err)
+        report = run_answer_evaluation(
+            settings,
+            questions,
+            books,
+            home=home,
+            console=err,
+            unanswerable=others,
+            thresholds=cuts,
+        )
     except IngestError as exc:
         err.print(f"[red]failed[/red] {terminal_safe(str(exc))}")
         raise typer.Exit(1) from exc
@@ -199,9 +247,27 @@ def eval_answers(
         err.print(f"[red]error:[/red] {terminal_safe(str(exc))}")
         raise typer.Exit(2) from exc
     if json_out:
-        emit(answer_evaluation_json(report))
+        shape = answer_evaluation_json(report)
+        if report.abstention is not None:
+            shape["abstention"] = abstention_json(report.abstention)
+        emit(shape)
     else:
-        print(terminal_safe(answer_evaluation_text(report)))
+        text = answer_evaluation_text(report)
+        if report.abstention is not None:
+            text += "\n" + abstention_text(report.abstention)
+        print(terminal_safe(text))
+
+
+def _read_set(path: Path, parse: Callable[[list[str]], tuple[T, ...]]) -> tuple[T, ...]:
+    """The set in ``path``, parsed; exit 2 naming the file when it is unreadable or bad."""
+    try:
+        return parse(path.read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError) as exc:
+        err.print(f"[red]error:[/red] cannot read {terminal_safe(str(path))}: {exc}")
+        raise typer.Exit(2) from exc
+    except AppError as exc:
+        err.print(f"[red]error:[/red] {terminal_safe(str(path))}: {terminal_safe(str(exc))}")
+        raise typer.Exit(2) from exc
 
 
 def answer_evaluation_text(report: AnswerEvaluationReport) -> str:

@@ -123,17 +123,20 @@ async def ask_stream(request: Request, actor: Reader) -> Response:
     def search_shape(search: SearchResult) -> dict[str, Any]:
         shown = passages(search.results)
         return {
-            "html": fragment("_evidence.html", passages=shown),
+            "html": fragment("_evidence.html", passages=shown, closest=False),
             "pending": fragment("_pending.html"),
             "count": len(shown),
             "permalink": query.permalink,
         }
 
     def final_shape(result: AnswerResult) -> dict[str, Any]:
-        html = fragment(
-            "_answer.html", view=answer_view(result, query.permalink), permalink=query.permalink
-        )
-        return {"html": html, "answer_id": result.answer_id, "permalink": query.permalink}
+        view = answer_view(result, query.permalink)
+        html = fragment("_answer.html", view=view, permalink=query.permalink)
+        shape = {"html": html, "answer_id": result.answer_id, "permalink": query.permalink}
+        if view.closest:
+            # The passages went out as evidence before the decision: relabel them.
+            shape["evidence"] = fragment("_evidence.html", passages=view.passages, closest=True)
+        return shape
 
     events = answer_events(
         state.answering,

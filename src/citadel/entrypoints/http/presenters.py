@@ -19,6 +19,7 @@ from citadel.domain.users import Actor, Role
 from citadel.entrypoints.present.blocks import Block, lead, passage_blocks
 from citadel.entrypoints.present.labels import (
     LIMITED_NOTE,
+    NOT_IN_LIBRARY_NOTE,
     chapter_label,
     footnote,
     pages_label,
@@ -66,6 +67,7 @@ DEGRADED_WORDS = {
         "The written answer said things its cited passages do not support (or contradict),"
         " so it is not shown; here are the passages instead."
     ),
+    DegradedReason.NOT_IN_LIBRARY: NOT_IN_LIBRARY_NOTE,
 }
 
 SUPPORT_WORDS = {
@@ -163,6 +165,8 @@ class AnswerView:
     degraded_code: str | None
     passages: tuple[Passage, ...]
     limited: str | None = None
+    closest: bool = False
+    """The passages are the closest ones found, not an answer's evidence (``not_in_library``)."""
 
 
 def safe_href(citation: Citation) -> tuple[str | None, bool]:
@@ -223,7 +227,14 @@ def answer_view(result: AnswerResult, back: str = "") -> AnswerView:
         degraded_code=degraded.reason.value if degraded else None,
         passages=passages(result.search.results),
         limited=LIMITED_NOTE if result.answer is not None and result.answer.limited else None,
+        closest=closest_passages(result),
     )
+
+
+def closest_passages(result: AnswerResult) -> bool:
+    """Whether the answerability decision found that no passage answers the question."""
+    degraded = result.degraded
+    return degraded is not None and degraded.reason is DegradedReason.NOT_IN_LIBRARY
 
 
 def passages(results: Sequence[Evidence]) -> tuple[Passage, ...]:

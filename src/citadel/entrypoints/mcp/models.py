@@ -113,10 +113,20 @@ class AnswerOut(_Out):
 
 class DegradedOut(_Out):
     reason: str = Field(
-        description="no_evidence, generator_error, generator_timeout, generator_busy,"
-        " invalid_output or unsupported"
+        description="no_evidence, not_in_library (the passages are the closest ones, not an"
+        " answer), generator_error, generator_timeout, generator_busy, invalid_output or"
+        " unsupported"
     )
     detail: str
+
+
+class AnswerabilityOut(_Out):
+    """Whether the evidence answers the question, decided before any generation."""
+
+    score: float = Field(description="The best evidence passage's relevance, in [0, 1]")
+    threshold: float = Field(description="The score an answer must reach to be written")
+    scorer: str = Field(description="The relevance scorer and its weights' version")
+    answerable: bool = Field(description="false: degraded with reason not_in_library")
 
 
 class AskOutput(_Out):
@@ -127,8 +137,14 @@ class AskOutput(_Out):
     query: str
     answer: AnswerOut | None
     degraded: DegradedOut | None
-    results: list[SearchHit] = Field(description="The search results the answer was built from")
+    results: list[SearchHit] = Field(
+        description="The search results the answer was built from (not_in_library: the"
+        " closest passages, which do not answer the question)"
+    )
     manifest_sha256: str | None
+    answerability: AnswerabilityOut | None = Field(
+        description="The answerability decision; null where no relevance scorer decided"
+    )
 
 
 class PassageOut(_Out):

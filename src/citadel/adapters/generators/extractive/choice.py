@@ -7,7 +7,12 @@ Each unit (:mod:`.units`) is scored against the question by two kinds of evidenc
   has tells little apart; one that no unit has is left out);
 - *dense*: the embedder's cosine of question and unit, when an embedder is given
   (without one, or when it fails, the choice is lexical alone). Only the units that
-  rank best by words and search rank are embedded (``Weights.max_embedded``).
+  rank best by words and search rank are embedded (``Weights.max_embedded``);
+- *learned*: the relevance scorer's probability that the unit answers the question
+  (a cross-encoder trained on the project's questions), when one is given, for those
+  same units. It is then most of a unit's score, and a unit it scores below
+  ``Weights.stop`` is not quoted unless it is the best there is: the answer stops
+  where the next sentence does not answer.
 
 A passage answers as well as its best unit plus the lexical match of its section heading.
 The first passage cited is the best-ranked one by search unless another answers
@@ -33,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from citadel.adapters.generators.extractive.units import Unit, unit_terms
-from citadel.app.ports.inference import Embedder
+from citadel.app.ports.inference import Embedder, RelevanceScorer
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +70,11 @@ class Weights:
     max_from_best: int = 3
     max_embedded: int = 16
     """Units embedded per answer at most: the best by words and search rank."""
+    learned: float = 0.7
+    """Share of the relevance scorer's probability in a unit's score, when there is one."""
+    stop: float = 0.2
+    """With a relevance scorer, a unit it scores below this answers nothing: not quoted
+    beside a better one."""
 
 
 class Choice(NamedTuple):
@@ -107,6 +117,7 @@ def choose(
     vectors: VectorCache | None,
     shown: Callable[[str], bool],
     weights: Weights = Weights(),
+    relevance: RelevanceScorer | None = None,
 ) -> list[Choice]:
     """The units to quote, in the order to show them: the first passage's first.
 
@@ -147,7 +158,35 @@ def choose(
             unit_score[index] = (1 - share) * lexical[index] + share * float(unit_cosines[slot])
         slots = {index: slot for slot, index in enumerate(embedded)}
         similar = _Similarity(unit_vectors @ unit_vectors.T, slots)
+    learned = _learned(question, [candidates[i].unit.text for i in embedded], relevance)
+    if learned is not None:
+        share = weights.learned
+        before = unit_score
+        unit_score = [-1.0] * len(candidates)
+        answers = max(learned)
+        for slot, index in enumerate(embedded):
+            p = learned[slot]
+            if p < weights.stop and p < answers:
+                continue  # answers nothing, and something else answers better
+            unit_score[index] = (1 - share) * max(0.0, before[index]) + share * p
     return _pick(candidates, unit_score, heading_score, similar, shown, weights)
+
+
+def _learned(
+    question: str, texts: list[str], relevance: RelevanceScorer | None
+) -> list[float] | None:
+    """The scorer's probability for each text; None without a scorer, or when it fails."""
+    if relevance is None or not texts:
+        return None
+    try:
+        scores = [float(p) for p in relevance.score(question, texts)]
+    except Exception:  # a help, never a dependency: fall back to words and meaning
+        log.warning("extractive generator: the relevance scorer failed; choosing without it")
+        return None
+    if len(scores) != len(texts):
+        log.warning("extractive generator: the relevance scorer returned the wrong count")
+        return None
+    return scores
 
 
 class _Similarity:

@@ -18,29 +18,32 @@ import asyncio
 import functools
 import json
 
-from citadel.adapters.generators.extractive.choice import VectorCache, Weights, choose
+from citadel.adapters.generators.extractive.choice import Choice, VectorCache, Weights, choose
 from citadel.adapters.generators.extractive.stored import quoted_from, read_units
 from citadel.adapters.generators.extractive.units import Unit, quotable_units
-from citadel.app.ports.inference import Embedder
+from citadel.app.ports.inference import Embedder, RelevanceScorer
 from citadel.domain.answer import Candidate, GenerationRequest
 from citadel.domain.limits import Limits
 from citadel.domain.statement import is_statement
 from citadel.domain.validation import RENDERABLE_REASONS, check_display_text
 
+_PROMPT_VERSION = "extractive/5"
+"""Bump when the sentence choice changes, so cached answers are not reused.
+
+2: a sentence with HTML markup as the tokenizer reads it (``<Thread(worker 1, ...)>``,
+``i<n``) is no longer quoted.
+3: whole sentences, code lines and short code blocks, chosen by the embedder and
+by words; the best passage first, weakly related ones left out.
+4: a relevance scorer, when given, is most of a unit's score and stops the answer
+where the next unit does not answer (``prompt_version`` then names its weights).
+5: a unit that states nothing (``domain.statement.is_statement``: not a sentence nor a
+code line) is not quoted: it would not be ``verbatim``, so its answer would drop it.
+(A change to what :mod:`.units` cuts also bumps ``stored.FORMAT``: a test pins both.)"""
+
 
 class ExtractiveGenerator:
     name = "extractive"
     model = "extractive"
-    prompt_version = "extractive/4"
-    """Bump when the sentence choice changes, so cached answers are not reused.
-
-    2: a sentence with HTML markup as the tokenizer reads it (``<Thread(worker 1, ...)>``,
-    ``i<n``) is no longer quoted.
-    3: whole sentences, code lines and short code blocks, chosen by the embedder and
-    by words; the best passage first, weakly related ones left out.
-    4: a unit that states nothing (``domain.statement.is_statement``: not a sentence nor a
-    code line) is not quoted: it would not be ``verbatim``, so its answer would drop it.
-    (A change to what :mod:`.units` cuts also bumps ``stored.FORMAT``: a test pins both.)"""
     quotes = True
     """Every segment is a unit's text, its passage's own: never anything but ``verbatim``."""
 
@@ -50,10 +53,20 @@ class ExtractiveGenerator:
         *,
         embedder: Embedder | None = None,
         weights: Weights | None = None,
+        relevance: RelevanceScorer | None = None,
     ) -> None:
         self._limits = limits or Limits()
         self._vectors = VectorCache(embedder) if embedder is not None else None
         self._weights = weights or Weights()
+        self._relevance = relevance
+
+    @property
+    def prompt_version(self) -> str:
+        """Names the choice: with a relevance scorer, the scorer's weights too, so an
+        answer chosen by other weights is never served from the cache."""
+        if self._relevance is None:
+            return _PROMPT_VERSION
+        return f"{_PROMPT_VERSION}+{self._relevance.name}"
 
     async def generate(self, request: GenerationRequest) -> Candidate:
         # Off the event loop: embedding the sentences is CPU work of tens of milliseconds.
@@ -69,15 +82,11 @@ class ExtractiveGenerator:
         evidence = request.evidence
         passages = [_passage_units(e.passage, e.units) for e in evidence]
         headings = [e.section or e.chapter or e.title for e in evidence]
-        chosen = choose(
-            request.question, passages, headings, self._vectors, self._shown, self._weights
-        )
+        chosen = self._choose(request.question, passages, headings)
         if not all(quoted_from(c.unit, evidence[c.passage].passage) for c in chosen):
             # A stored form that does not say its passage's words (edited by hand): cut.
             passages = [_units(e.passage) for e in evidence]
-            chosen = choose(
-                request.question, passages, headings, self._vectors, self._shown, self._weights
-            )
+            chosen = self._choose(request.question, passages, headings)
         segments: list[dict[str, object]] = []
         total = 0
         for choice in chosen[: self._limits.max_segments]:
@@ -88,6 +97,19 @@ class ExtractiveGenerator:
             ref = request.evidence[choice.passage].ref
             segments.append({"text": choice.unit.text, "evidence_ids": [ref]})
         return segments
+
+    def _choose(
+        self, question: str, passages: list[tuple[Unit, ...]], headings: list[str]
+    ) -> list[Choice]:
+        return choose(
+            question,
+            passages,
+            headings,
+            self._vectors,
+            self._shown,
+            self._weights,
+            self._relevance,
+        )
 
     def _shown(self, text: str) -> bool:
         # The validator's own display check decides: a unit it would refuse (a control

@@ -102,6 +102,11 @@
               } else {
                 result.prepend.apply(result, fresh);
               }
+              var evidence = result.querySelector("section.evidence");
+              if (data.evidence && evidence) {
+                // not_in_library: the passages shown are the closest ones, not evidence.
+                evidence.replaceWith.apply(evidence, nodes(data.evidence));
+              }
             } else if (name === "error") {
               message(result, data.message || "The answer failed; try again.");
             }
