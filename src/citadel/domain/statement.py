@@ -53,7 +53,7 @@ _NUMBER_WITH_UNIT = re.compile(
 _CODE_MARK = re.compile(
     r"<<?-|->|:=|[=!<>]=|\|>|%[A-Za-z_]*%|::|&&|\|\|"  # operators
     r"|(?<![=<>!])=(?!=)"  # an assignment or a keyword argument
-    r"|[A-Za-z_][\w.]*[(\[]"  # a call or an index: c(, x[, df.frame(
+    r"|(?<![\w.])[A-Za-z_][\w.]*[(\[]"  # a call or an index: c(, x[, df.frame(
     r"|[{}]|;\s*$"  # braces, a statement's end
     r"|\$[A-Za-z_]"  # R's df$col, a shell's $HOME
     r"|(?:^|\s)--?[A-Za-z][\w-]*"  # a command-line option
