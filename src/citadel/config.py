@@ -96,6 +96,8 @@ class Settings:
     db: str = default_of("db")
     generator: str = default_of("generator")
     support_policy: str = default_of("support_policy")
+    relevance: str = default_of("relevance")
+    """The relevance scorer: ``model``, ``lexical`` or ``off`` (``bootstrap/relevance.py``)."""
     tenant: str = default_of("tenant")
     limits: Limits = field(default_factory=Limits)
     max_file_bytes: int = default_of("max_file_bytes")
