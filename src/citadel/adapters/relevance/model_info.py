@@ -3,7 +3,7 @@
 Both ship inside citadel (``adapters/relevance/model/``): ``relevance.onnx``, the int8
 cross-encoder ``scripts/train_relevance.py`` exports, and ``relevance.json``, what
 the run time needs to read it (name, word-piece limit, calibration, threshold) and
-where it came from (training provenance). The graph's sha256 is pinned here, in
+where it came from (any other key: training provenance). The graph's sha256 is pinned here, in
 ``MODEL_SHA256`` and nowhere else in the code; the metadata repeats it, and a
 metadata file written for another graph is refused. Replacing the model means
 replacing the two files and this one constant.
@@ -23,7 +23,7 @@ from citadel.app.errors import AppError
 MODEL_PACKAGE = "citadel.adapters.relevance"
 MODEL_PARTS = ("model", "relevance.onnx")
 METADATA_PARTS = ("model", "relevance.json")
-MODEL_SHA256 = "1c751079fb9898d49322806b5ac903527a9fa9899c162e711c1591526ba495bf"
+MODEL_SHA256 = "867dc53b30bbfa35a0be421afc6be96cb91335638a4783130219513cfef8a393"
 """The one pin: the sha256 of ``model/relevance.onnx``."""
 
 
@@ -48,8 +48,9 @@ class ModelInfo:
     """The shipped answerability threshold on the calibrated probability."""
     sha256: str
     """The graph's sha256 as the metadata records it (must equal ``MODEL_SHA256``)."""
-    training: dict[str, Any] = field(default_factory=dict)
-    """Provenance: data, splits, arguments, figures (read by people, not by code)."""
+    provenance: dict[str, Any] = field(default_factory=dict)
+    """Every other key (training data, splits, arguments, figures): read by people,
+    not by code."""
 
 
 def read_metadata(path: Path | None = None) -> ModelInfo:
@@ -70,6 +71,9 @@ def read_metadata(path: Path | None = None) -> ModelInfo:
         raise RelevanceUnavailable(f"the relevance metadata {where} is malformed: {exc}") from exc
 
 
+_READ = frozenset({"name", "max_pieces", "calibration", "threshold", "sha256"})
+
+
 def _parse(document: Any) -> ModelInfo:
     if not isinstance(document, dict):
         raise TypeError("not a JSON object")
@@ -81,7 +85,7 @@ def _parse(document: Any) -> ModelInfo:
         b=_finite(calibration["b"], "calibration.b"),
         threshold=_finite(document["threshold"], "threshold"),
         sha256=_text(document["sha256"], "sha256").lower(),
-        training=dict(document.get("training") or {}),
+        provenance={k: v for k, v in document.items() if k not in _READ},
     )
     if not 3 <= info.max_pieces <= 512:  # [CLS] q [SEP] t [SEP]; 512 positions in MiniLM
         raise ValueError(f"max_pieces must be between 3 and 512, got {info.max_pieces}")
