@@ -14,10 +14,11 @@ ANSWERABILITY_SETTINGS: tuple[Setting, ...] = (
         "CITADEL_ANSWERABILITY_THRESHOLD",
         "answerability_threshold",
         Number(zero_ok=True, maximum=1.0),
-        answerability.DEFAULT_THRESHOLD,
+        None,
         "with a relevance scorer: the score in [0, 1] the best evidence passage must reach"
         " for an answer to be written; below it the answer degrades to its closest passages"
-        " (`not_in_library`) and no generator is called (`0`: always answer; docs/answers.md)",
+        " (`not_in_library`) and no generator is called (unset: the scorer's own threshold,"
+        " measured for its weights; `0`: always answer; docs/answers.md)",
     ),
     Setting(
         "CITADEL_ANSWERABILITY_PASSAGES",

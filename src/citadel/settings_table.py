@@ -42,6 +42,7 @@ from citadel.settings_search import SEARCH_SETTINGS
 
 GENERATORS = ("extractive", "openai")
 EMBEDDERS = ("minilm", "minilm-float", "hashing", "none")
+RELEVANCE_SCORERS = ("model", "lexical", "off")
 COOKIE_SECURITY = ("auto", "always")
 _LIMITS = Limits()
 _MIB = 1024 * 1024
@@ -74,6 +75,15 @@ SETTINGS: tuple[Setting, ...] = (
         " limited), `refuse` degrades the answer to its search results",
     ),
     *ANSWERABILITY_SETTINGS,
+    Setting(
+        "CITADEL_RELEVANCE",
+        "relevance",
+        Choice(RELEVANCE_SCORERS),
+        "model",
+        "the question-passage relevance scorer: `model` (the packaged cross-encoder; when it"
+        " cannot load, `lexical` with a warning), `lexical` (the share of the question's terms"
+        " a text holds, no model) or `off` (docs/relevance.md)",
+    ),
     Setting(
         "CITADEL_LLM_BASE_URL",
         "llm.base_url",

@@ -310,3 +310,19 @@ def test_a_passage_scores_as_its_best_sentence() -> None:
     decision = step.decide("How are missing values tested?", [evidence(passage, 1)])
     assert decision.scores == (0.9,)
     assert scorer.calls and all(len(t) < len(passage) for t in scorer.calls[0][1])
+
+
+def test_an_unset_threshold_is_the_scorers_own_and_a_set_one_wins() -> None:
+    from citadel.bootstrap import _answerability
+    from citadel.config import Settings
+
+    class Scorer(TableRelevance):
+        threshold = 0.23
+
+    unset = _answerability(Settings.from_env({}), Scorer())
+    assert unset is not None and unset.threshold == 0.23
+    chosen = _answerability(Settings.from_env({"CITADEL_ANSWERABILITY_THRESHOLD": "0.7"}), Scorer())
+    assert chosen is not None and chosen.threshold == 0.7
+    plain = _answerability(Settings.from_env({}), TableRelevance())  # no threshold of its own
+    assert plain is not None and plain.threshold == 0.5
+    assert _answerability(Settings.from_env({}), None) is None

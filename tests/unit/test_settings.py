@@ -75,8 +75,8 @@ def test_the_json_body_cap_defaults_to_one_mebibyte_and_is_configurable() -> Non
 
 
 def test_the_answerability_threshold_is_a_probability_and_the_passages_a_count() -> None:
-    default = Settings.from_env({})
-    assert (default.answerability_threshold, default.answerability_passages) == (0.5, 8)
+    default = Settings.from_env({})  # unset: the scorer's own threshold
+    assert (default.answerability_threshold, default.answerability_passages) == (None, 8)
     chosen = Settings.from_env(
         {"CITADEL_ANSWERABILITY_THRESHOLD": "0", "CITADEL_ANSWERABILITY_PASSAGES": "3"}
     )
@@ -160,7 +160,7 @@ def test_defaults_owned_by_a_lower_layer_are_not_written_again() -> None:
     assert setting("CITADEL_ANSWER_REPAIRS").default == Limits().max_repairs
     assert setting("CITADEL_FUSION_RRF_K").default == FusionPolicy().rrf_k
     assert setting("CITADEL_FUSION").default == FusionPolicy().method
-    assert setting("CITADEL_ANSWERABILITY_THRESHOLD").default == answerability.DEFAULT_THRESHOLD
+    assert setting("CITADEL_ANSWERABILITY_THRESHOLD").default is None  # the scorer's own
     assert setting("CITADEL_ANSWERABILITY_PASSAGES").default == answerability.DEFAULT_PASSAGES
 
 
