@@ -23,7 +23,7 @@ from citadel.app.errors import AppError
 MODEL_PACKAGE = "citadel.adapters.relevance"
 MODEL_PARTS = ("model", "relevance.onnx")
 METADATA_PARTS = ("model", "relevance.json")
-MODEL_SHA256 = "867dc53b30bbfa35a0be421afc6be96cb91335638a4783130219513cfef8a393"
+MODEL_SHA256 = "6c1cd2415d1426a505a9f6f2e0a12f39a98b9b7a176543bb5658a9a8341c1bff"
 """The one pin: the sha256 of ``model/relevance.onnx``."""
 
 
