@@ -68,7 +68,7 @@ def make_library(
     *,
     generator: AnswerGenerator | None = None,
     http: HttpSettings | None = None,
-    relevance: RelevanceScorer | None = None,
+    scorer: RelevanceScorer | None = None,
     **settings: object,
 ) -> Library:
     config = Settings(
@@ -77,7 +77,7 @@ def make_library(
         http=http or HttpSettings(rate_per_minute=rate),
         **settings,  # type: ignore[arg-type]
     )
-    services = build(config, generator=generator, relevance=relevance)
+    services = build(config, generator=generator, relevance=scorer)
     book = home / "reliable.md"
     book.parent.mkdir(parents=True, exist_ok=True)
     book.write_text(BOOK, encoding="utf-8")

@@ -3,7 +3,7 @@ page and its stream say the passages are the closest ones, not an answer, and /m
 counts the outcome and the decision's score.
 
 The relevance scorer is the table fake: every passage scores ``LOW``, under the
-default threshold (0.5), unless the question names the retry budget.
+scorer's own threshold (0.3), unless the question names the retry budget.
 """
 
 from __future__ import annotations
@@ -39,14 +39,16 @@ class QuestionRelevance:
     """High for the module's QUESTION, ``LOW`` for any other: one library serves both."""
 
     name = "question-relevance/1"
+    threshold = 0.3
+    """Its own threshold, which an unset CITADEL_ANSWERABILITY_THRESHOLD takes."""
 
     def score(self, question: str, texts: Sequence[str]) -> list[float]:
-        return [0.875 if question == QUESTION else LOW for _ in texts]
+        return [1.0 if question == QUESTION else LOW for _ in texts]
 
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
-    lib = make_library(tmp_path_factory.mktemp("abstain"), relevance=QuestionRelevance())
+    lib = make_library(tmp_path_factory.mktemp("abstain"), scorer=QuestionRelevance())
     yield lib
     lib.services.close()
 
@@ -67,12 +69,10 @@ def test_the_api_body_says_not_in_library_with_the_decision_and_the_closest_pass
     assert shown["answer"] is None and shown["generation"] is None
     assert shown["degraded"]["reason"] == "not_in_library"
     assert "closest passages" in shown["degraded"]["detail"]
-    assert shown["answerability"] == {
-        "score": LOW,
-        "threshold": 0.5,
-        "scorer": "question-relevance/1",
-        "answerable": False,
-    }
+    decided = shown["answerability"]
+    # The scorer's LOW, times the question's coverage by the passages found (<= 1).
+    assert 0.0 <= decided.pop("score") <= LOW
+    assert decided == {"threshold": 0.3, "scorer": "question-relevance/1", "answerable": False}
     assert shown["search"]["results"], "the closest passages are still there"
 
 
@@ -85,7 +85,8 @@ def test_an_answered_body_carries_the_decision_it_passed(
     shown = reply.json()
     assert shown["degraded"] is None and shown["answer"]["segments"]
     assert shown["answerability"]["answerable"] is True
-    assert shown["answerability"]["score"] == 0.875
+    # 1.0 times the coverage: every term of QUESTION but "keep" is in the library.
+    assert shown["answerability"]["score"] == pytest.approx((5 / 6) ** 4, abs=1e-4)
 
 
 def test_the_openapi_schema_documents_the_decision_and_the_reason(client: TestClient) -> None:
@@ -165,7 +166,7 @@ def test_metrics_count_not_in_library_and_the_decisions_scores(
 
 
 def test_nothing_of_this_reaches_a_library_without_a_scorer(tmp_path: Path) -> None:
-    plain = make_library(tmp_path)
+    plain = make_library(tmp_path, relevance="off")
     try:
         with TestClient(create_app(plain.services, session_secret=SECRET)) as c:
             reply = c.post(

@@ -84,7 +84,11 @@ def service(
     lib = library()
     limits = Limits()
     search = SearchService(lib, lib, limits)
-    step = AnswerabilityStep(scorer, threshold) if scorer is not None else None
+    step = (
+        AnswerabilityStep(scorer, threshold, order=True, coverage_power=0)
+        if scorer is not None
+        else None
+    )
     return search, AnswerService(
         search,
         generator,
@@ -107,19 +111,19 @@ def ask(svc: AnswerService) -> AnswerResult:
 def test_the_decision_is_the_best_passage_score_against_the_threshold() -> None:
     scorer = TableRelevance({"one": 0.2, "two": 0.7, "three": 0.4})
     context = [evidence(f"passage {w}", i) for i, w in enumerate(("one", "two", "three"))]
-    decision = AnswerabilityStep(scorer, threshold=0.6).decide("q", context)
+    decision = AnswerabilityStep(scorer, threshold=0.6, coverage_power=0).decide("q", context)
     assert decision.answerability == Answerability(0.7, 0.6, "table-relevance/1")
     assert decision.answerable
     assert decision.scores == (0.2, 0.7, 0.4)
     assert scorer.calls == [("q", ("passage one", "passage two", "passage three"))]
-    below = AnswerabilityStep(scorer, threshold=0.71).decide("q", context)
+    below = AnswerabilityStep(scorer, threshold=0.71, coverage_power=0).decide("q", context)
     assert below.answerability is not None and not below.answerable
 
 
 def test_only_the_first_passages_are_scored_when_fewer_are_asked_for() -> None:
     scorer = TableRelevance({"one": 0.1, "two": 0.2, "three": 0.9})
     context = [evidence(f"passage {w}", i) for i, w in enumerate(("one", "two", "three"))]
-    decision = AnswerabilityStep(scorer, 0.5, passages=2).decide("q", context)
+    decision = AnswerabilityStep(scorer, 0.5, passages=2, coverage_power=0).decide("q", context)
     assert scorer.calls == [("q", ("passage one", "passage two"))]
     assert decision.scores == (0.1, 0.2)
     assert decision.answerability is not None and decision.answerability.score == 0.2
@@ -152,7 +156,7 @@ def test_a_failing_scorer_decides_nothing_and_is_logged(
 ) -> None:
     context = [evidence("passage one", 1), evidence("passage two", 2)]
     with caplog.at_level(logging.WARNING, logger="citadel.answerability"):
-        decision = AnswerabilityStep(scorer, 0.5).decide("q", context)
+        decision = AnswerabilityStep(scorer, 0.5, coverage_power=0).decide("q", context)
     assert decision == Decision(None)
     assert decision.answerable
     assert [c.evidence_id for c in decision.ordered(context)] == ["ev-1", "ev-2"]
@@ -245,7 +249,7 @@ def test_without_evidence_the_scorer_is_not_asked() -> None:
         SearchService(lib, lib, limits),
         generator,
         limits,
-        relevance=AnswerabilityStep(scorer),
+        relevance=AnswerabilityStep(scorer, coverage_power=0),
     )
     result = run(lambda: svc.answer(request(minimum_evidence_score=1.0), ACTOR))
     assert result.degraded is not None and result.degraded.reason is DegradedReason.NO_EVIDENCE
@@ -305,7 +309,7 @@ def test_every_passage_is_heard_by_its_best_sentence_and_the_limit_holds() -> No
 
 def test_a_passage_scores_as_its_best_sentence() -> None:
     scorer = TableRelevance({"is.na": 0.9, "Plots": 0.2})
-    step = AnswerabilityStep(scorer, threshold=0.5)
+    step = AnswerabilityStep(scorer, threshold=0.5, coverage_power=0)
     passage = "Plots are drawn by high-level functions. Missing values are tested with is.na(x)."
     decision = step.decide("How are missing values tested?", [evidence(passage, 1)])
     assert decision.scores == (0.9,)

@@ -38,7 +38,7 @@ class World:
             self.generator,
             limits,
             audit=self.audit,
-            relevance=AnswerabilityStep(TableRelevance({"": score}), 0.5),
+            relevance=AnswerabilityStep(TableRelevance({"": score}), 0.5, coverage_power=0),
         )
 
     def ask(self) -> AnswerResult:

@@ -227,7 +227,8 @@ class AnswerService:
                     "no passage met the evidence criteria; the generator was not called",
                 ),
             )
-        decision = await self._decide(request.search.query, context)
+        seen = tuple(e.passage for e in search.results)
+        decision = await self._decide(request.search.query, context, seen)
         answerability = decision.answerability if decision is not None else None
         if decision is not None and not decision.answerable:
             assert answerability is not None
@@ -239,20 +240,22 @@ class AnswerService:
                 degraded=not_in_library(answerability),
                 answerability=answerability,
             )
-        if decision is not None:
+        if decision is not None and self._relevance is not None and self._relevance.orders:
             # The passage that answers best first: the generator reads E1 first.
             context = decision.ordered(context)
         result = await self._generated(request, actor, answer_id, request_id, search, context)
         return replace(result, answerability=answerability) if answerability else result
 
-    async def _decide(self, question: str, context: tuple[ContextEvidence, ...]) -> Decision | None:
+    async def _decide(
+        self, question: str, context: tuple[ContextEvidence, ...], seen: tuple[str, ...]
+    ) -> Decision | None:
         """The answerability decision on the selected evidence; None without a scorer."""
         if self._relevance is None:
             return None
         started = time.perf_counter()
         with self._tracer.span("answerability", passages=len(context)) as span:
             # The scorer runs a model: off the event loop, like the search.
-            decision = await asyncio.to_thread(self._relevance.decide, question, context)
+            decision = await asyncio.to_thread(self._relevance.decide, question, context, seen)
             decided = decision.answerability
             span.set(decided=decided is not None, answerable=decision.answerable)
             if decided is not None:
