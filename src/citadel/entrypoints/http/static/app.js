@@ -102,6 +102,11 @@
               } else {
                 result.prepend.apply(result, fresh);
               }
+              // The passages again: numbered as the footnotes, the cited ones marked.
+              var evidence = result.querySelector("section.evidence");
+              if (evidence && data.evidence) {
+                evidence.replaceWith.apply(evidence, nodes(data.evidence));
+              }
             } else if (name === "error") {
               message(result, data.message || "The answer failed; try again.");
             }
