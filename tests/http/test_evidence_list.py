@@ -7,11 +7,12 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
-from citadel.adapters.generators.scripted import ScriptedGenerator
+from citadel.adapters.generators.scripted import ScriptedGenerator, Step
 from citadel.domain.answer import GenerationRequest
 from citadel.entrypoints.http import create_app
 from tests.http.conftest import QUESTION, SECRET, Library, bearer, browser, make_library, sign_in
@@ -105,3 +106,25 @@ def test_the_schema_publishes_the_fields(shelf: tuple[Library, TestClient]) -> N
     assert {"number", "cited", "footnote"} <= set(listed)
     assert {"evidence_id", "passage", "score"} <= set(listed)
     assert "cited" not in schemas["EvidenceReply"]["properties"], "/v1/search is unchanged"
+
+
+def test_without_an_answer_the_passages_still_open_in_search_order(tmp_path: Path) -> None:
+    failing = ScriptedGenerator([Step(error=RuntimeError("provider down"))])
+    library = make_library(tmp_path, generator=failing)
+    try:
+        with browser(create_app(library.services, session_secret=SECRET)) as c:
+            sign_in(c, library, "ada")
+            page = ask(c, QUESTION)
+            assert 'data-reason="generator_error"' in page
+            passages = PASSAGE.findall(page)
+            assert [int(n) for n, *_ in passages] == [1, 2, 3]
+            assert not any('data-cited="true"' in attrs for _, _, attrs, _ in passages)
+            assert 'class="further"' not in page, "nothing cited: one list, in search order"
+            for *_, body in passages:
+                route = LINK.search(body)
+                assert route is not None
+                opened = c.get(html.unescape(route.group(1)), follow_redirects=False)
+                assert opened.status_code == 303
+                assert opened.headers["location"].startswith("/v1/sources/")
+    finally:
+        library.services.close()
