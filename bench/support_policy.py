@@ -312,6 +312,7 @@ def summary(
             if segment_labels[label.value]
         },
         "shown_unsupported": segment_labels[SupportLabel.UNSUPPORTED.value],
+        "shown_contradicted": segment_labels[SupportLabel.CONTRADICTED.value],
         "citations_by_label": dict(overall.support),
         "answers_citing_gold": round(overall.answers_citing_gold, 3),
         "citations": overall.citations,

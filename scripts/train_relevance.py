@@ -52,6 +52,7 @@ from train_support_cross import (
     predict,
     train,
 )
+from train_support_cross_model import export_onnx, quantise
 
 from citadel.domain.text import split_sentences, terms
 
@@ -274,6 +275,18 @@ def held_out_figures(pairs: list[Pair], scores: np.ndarray, idx: np.ndarray) -> 
     return out
 
 
+def export_int8(model: torch.nn.Module, path: Path) -> None:
+    """The fold's model as the int8 ONNX graph the run time loads."""
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    model.eval()
+    with tempfile.TemporaryDirectory() as tmp:
+        float_path = Path(tmp) / "float.onnx"
+        export_onnx(model, float_path)  # type: ignore[arg-type]
+        quantise(float_path, path)
+
+
 def calibrate(oof_path: Path, onnx: Path, answered: float, name: str, max_pieces: int) -> int:
     """Platt scaling of the held-out passage logits, the answerability threshold, and the
     model's metadata file (``onnx`` with ``.json``): what the run-time adapter reads.
@@ -352,6 +365,9 @@ def main(argv: list[str] | None = None) -> int:
         "--train-share", type=float, default=1.0, help="cv: train on this share of each fold"
     )
     parser.add_argument("--oof", type=Path, help="cv: write each held-out pair's logit here")
+    parser.add_argument(
+        "--fold-onnx", type=Path, help="cv: write each fold's int8 model here (without-BOOK.onnx)"
+    )
     args = parser.parse_args(argv)
     if args.mode == "calibrate":
         if args.oof is None or args.onnx is None:
@@ -388,6 +404,8 @@ def main(argv: list[str] | None = None) -> int:
             train_idx = np.sort(rng.choice(train_idx, keep, replace=False))
         model = train(encoded, states, y, train_idx, args, args.seed + k, log=f"without {book}")
         scores = predict(model, encoded, states, test_idx, args.layers - args.train_layers)
+        if args.fold_onnx is not None:  # to run the whole answer path on the held-out book
+            export_int8(model, args.fold_onnx / f"without-{book}.onnx")
         report[book] = held_out_figures(pairs, scores, test_idx)
         print(f"{book}: {json.dumps(report[book])}", file=sys.stderr, flush=True)
         held_out += [

@@ -151,7 +151,8 @@ def train(
     """Fine-tune the top ``args.train_layers`` layers and the head on ``idx``."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    model = CrossEncoder(args.layers)
+    outputs = getattr(args, "outputs", 1)
+    model = CrossEncoder(args.layers, outputs)
     load_base(model)
     start = args.layers - args.train_layers
     for p in model.parameters():
@@ -171,10 +172,17 @@ def train(
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm)))
     )
-    positives = float(y[idx].sum())
-    pos_weight = torch.tensor((len(idx) - positives) / positives)
-    loss_fn = nn.BCEWithLogitsLoss(pos_weight=pos_weight)
-    yt = torch.from_numpy(y.astype(np.float32))
+    loss_fn: nn.Module
+    if outputs == 1:  # one logit: class-balanced binary cross-entropy
+        positives = float(y[idx].sum())
+        pos_weight = torch.tensor((len(idx) - positives) / positives)
+        loss_fn = nn.BCEWithLogitsLoss(pos_weight=pos_weight)
+        yt = torch.from_numpy(y.astype(np.float32))
+    else:  # one logit per class (y holds class numbers): class-balanced cross-entropy
+        counts = np.bincount(y[idx], minlength=outputs).astype(np.float32)
+        weight = torch.from_numpy(counts.sum() / (outputs * np.maximum(counts, 1.0)))
+        loss_fn = nn.CrossEntropyLoss(weight=weight)
+        yt = torch.from_numpy(y.astype(np.int64))
     model.train()
     for epoch in range(args.epochs):
         started = time.perf_counter()
@@ -214,7 +222,7 @@ def predict(
     """Logits of the pairs ``idx``: the frozen bottom's states (computed without dropout,
     so the same as the whole model's) through the tuned top."""
     model.eval()
-    out = np.zeros(len(encoded))
+    out = np.zeros(len(encoded) if model.outputs == 1 else (len(encoded), model.outputs))
     for batch in batches(encoded, idx, 64, None):
         x, mask = padded_states(states, batch)
         out[batch] = model.top(x, mask, start).numpy()
@@ -375,12 +383,12 @@ def fit_and_export(
         for i in sample:
             ids, types = (np.asarray(v, dtype=np.int64) for v in encoded[i])
             feeds = {"input_ids": ids, "token_type_ids": types}
-            ours.append(float(session.run(["logit"], feeds)[0][0]))
+            ours.append(np.asarray(session.run(["logit"], feeds)[0], dtype=np.float64))
             mask = torch.ones(1, len(ids), dtype=torch.int64)
-            theirs.append(
-                float(model(torch.from_numpy(ids)[None], torch.from_numpy(types)[None], mask))
-            )
-    diff = np.abs(np.asarray(ours) - np.asarray(theirs))
+            out = model(torch.from_numpy(ids)[None], torch.from_numpy(types)[None], mask)
+            theirs.append(out.numpy().astype(np.float64).reshape(-1))
+    ours, theirs = np.concatenate(ours), np.concatenate(theirs)
+    diff = np.abs(ours - theirs)
     print(
         json.dumps(
             {

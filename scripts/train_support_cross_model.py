@@ -59,14 +59,15 @@ class Layer(nn.Module):
 
 
 class CrossEncoder(nn.Module):
-    def __init__(self, layers: int) -> None:
+    def __init__(self, layers: int, outputs: int = 1) -> None:
         super().__init__()
+        self.outputs = outputs
         self.words = nn.Embedding(30522, HIDDEN)
         self.positions = nn.Embedding(512, HIDDEN)
         self.types = nn.Embedding(2, HIDDEN)
         self.ln = nn.LayerNorm(HIDDEN, eps=1e-12)
         self.layers = nn.ModuleList(Layer() for _ in range(layers))
-        self.head = nn.Linear(HIDDEN, 1)
+        self.head = nn.Linear(HIDDEN, outputs)
         self.drop = nn.Dropout(0.1)
 
     def bottom(
@@ -85,7 +86,8 @@ class CrossEncoder(nn.Module):
             x = layer(x, bias)
         m = mask.unsqueeze(-1).float()
         pooled = (x * m).sum(1) / m.sum(1)
-        return self.head(self.drop(pooled)).squeeze(-1)
+        logits = self.head(self.drop(pooled))
+        return logits.squeeze(-1) if self.outputs == 1 else logits
 
     def forward(self, ids: torch.Tensor, types: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.top(self.bottom(ids, types, mask, 0), mask, 0)
@@ -121,7 +123,8 @@ def load_base(model: CrossEncoder) -> None:
 
 def export_onnx(model: CrossEncoder, path: Path) -> None:
     """The float model as an ONNX graph, one pair per run: inputs ``input_ids``,
-    ``token_type_ids`` (int64, shape [n]), output ``logit`` (float32, shape [1])."""
+    ``token_type_ids`` (int64, shape [n]), output ``logit`` (float32, shape [outputs]:
+    one logit, or one per class)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -191,7 +194,8 @@ def export_onnx(model: CrossEncoder, path: Path) -> None:
         "ReduceMean", [x, const("axes0", np.asarray([0], dtype=np.int64))], "pooled", keepdims=1
     )
     logit = linear(pooled, "head")
-    node("Reshape", [logit, const("shape_one", np.asarray([1], dtype=np.int64))], "logit")
+    width = np.asarray([model.outputs], dtype=np.int64)
+    node("Reshape", [logit, const("shape_out", width)], "logit")
     graph = helper.make_graph(
         nodes,
         "support_cross_encoder",
@@ -199,7 +203,7 @@ def export_onnx(model: CrossEncoder, path: Path) -> None:
             helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["n"]),
             helper.make_tensor_value_info("token_type_ids", TensorProto.INT64, ["n"]),
         ],
-        [helper.make_tensor_value_info("logit", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("logit", TensorProto.FLOAT, [model.outputs])],
         inits,
     )
     onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])

@@ -96,6 +96,11 @@ class Settings:
     db: str = default_of("db")
     generator: str = default_of("generator")
     support_policy: str = default_of("support_policy")
+    answerability_threshold: float | None = default_of("answerability_threshold")
+    """None: the relevance scorer's own threshold (``bootstrap._answerability``)."""
+    answerability_passages: int = default_of("answerability_passages")
+    relevance: str = default_of("relevance")
+    """The relevance scorer: ``model``, ``lexical`` or ``off`` (``bootstrap/relevance.py``)."""
     tenant: str = default_of("tenant")
     limits: Limits = field(default_factory=Limits)
     max_file_bytes: int = default_of("max_file_bytes")

@@ -78,6 +78,8 @@ def size(value: object) -> str:
 @dataclass(frozen=True, slots=True)
 class Number:
     zero_ok: bool = False
+    maximum: float | None = None
+    """The largest value taken (a probability's ``1``); none by default."""
 
     def parse(self, name: str, raw: str) -> float | None:
         if raw == "":
@@ -89,6 +91,8 @@ class Number:
         if value < 0 or (value == 0 and not self.zero_ok) or not math.isfinite(value):
             kind = "non-negative" if self.zero_ok else "positive"
             raise ConfigError(f"{name} must be {kind}, got {raw!r}")
+        if self.maximum is not None and value > self.maximum:
+            raise ConfigError(f"{name} must be at most {self.maximum:g}, got {raw!r}")
         return value
 
     def show(self, value: object) -> str:

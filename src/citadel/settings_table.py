@@ -36,11 +36,13 @@ from citadel.setting_kinds import (
     Text,
     ZeroOrOne,
 )
+from citadel.settings_answer import ANSWERABILITY_SETTINGS
 from citadel.settings_render import RENDER_SETTINGS
 from citadel.settings_search import SEARCH_SETTINGS
 
 GENERATORS = ("extractive", "openai")
 EMBEDDERS = ("minilm", "minilm-float", "hashing", "none")
+RELEVANCE_SCORERS = ("model", "lexical", "off")
 COOKIE_SECURITY = ("auto", "always")
 _LIMITS = Limits()
 _MIB = 1024 * 1024
@@ -71,6 +73,16 @@ SETTINGS: tuple[Setting, ...] = (
         "label",
         "an unsupported segment: `label` shows it marked, `drop` removes it (answer"
         " limited), `refuse` degrades the answer to its search results",
+    ),
+    *ANSWERABILITY_SETTINGS,
+    Setting(
+        "CITADEL_RELEVANCE",
+        "relevance",
+        Choice(RELEVANCE_SCORERS),
+        "model",
+        "the question-passage relevance scorer: `model` (the packaged cross-encoder; when it"
+        " cannot load, `lexical` with a warning), `lexical` (the share of the question's terms"
+        " a text holds, no model) or `off` (docs/relevance.md)",
     ),
     Setting(
         "CITADEL_LLM_BASE_URL",

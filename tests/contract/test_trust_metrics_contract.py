@@ -177,3 +177,19 @@ def test_an_answer_through_the_service_is_counted_at_every_stage(probe: Probe) -
     assert probe.count("fabricated_link", "") == 0
     for stage in STAGES:
         assert probe.count("stage", stage) >= 1, stage
+
+
+def _answerability_observations(metrics: TrustMetrics) -> float:
+    if isinstance(metrics, CountingMetrics):
+        return len(metrics.answerability_scores)
+    assert isinstance(metrics, PrometheusMetrics)
+    return metrics.registry.get_sample_value("citadel_answerability_score_count") or 0.0
+
+
+@pytest.mark.parametrize("score", [0.0, 0.125, 0.5, 1.0])
+def test_an_answerability_score_is_one_observation(probe: Probe, score: float) -> None:
+    assert _answerability_observations(probe.metrics) == 0
+    probe.metrics.answerability(score)
+    assert _answerability_observations(probe.metrics) == 1
+    for kind, label in LABELLED:
+        assert probe.count(kind, label) == 0, (kind, label)

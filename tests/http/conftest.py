@@ -21,7 +21,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from citadel.app.ingest import IngestOptions
-from citadel.app.ports import AnswerGenerator
+from citadel.app.ports import AnswerGenerator, RelevanceScorer
 from citadel.bootstrap import Services, build
 from citadel.config import HttpSettings, Settings
 from citadel.domain.users import Role
@@ -68,6 +68,7 @@ def make_library(
     *,
     generator: AnswerGenerator | None = None,
     http: HttpSettings | None = None,
+    relevance: RelevanceScorer | None = None,
     **settings: object,
 ) -> Library:
     config = Settings(
@@ -76,7 +77,7 @@ def make_library(
         http=http or HttpSettings(rate_per_minute=rate),
         **settings,  # type: ignore[arg-type]
     )
-    services = build(config, generator=generator)
+    services = build(config, generator=generator, relevance=relevance)
     book = home / "reliable.md"
     book.parent.mkdir(parents=True, exist_ok=True)
     book.write_text(BOOK, encoding="utf-8")

@@ -8,13 +8,15 @@ import re
 from pathlib import Path
 
 from citadel.app.ingest import IngestOptions
-from citadel.domain.support import Support, SupportLabel
+from citadel.domain.support import Support, SupportLabel, SupportPolicy
 from citadel.domain.viewer import ViewerSigner
 from citadel.entrypoints.http import create_app
-from citadel.entrypoints.http.presenters import viewer_spans
+from citadel.entrypoints.http.pages import STATIC, environment
+from citadel.entrypoints.http.presenters import SUPPORT_WORDS, answer_view, viewer_spans
 from tests.builders import Passage, make_chunks, operator
 from tests.http.conftest import SECRET, browser, make_library, sign_in
 from tests.http.test_web import ask, viewer_href
+from tests.unit.test_support_contradicted import World, quote_and_contradict
 
 PROSE = re.compile(r'<div class="prose">(.*?)</div>', re.S)
 
@@ -86,3 +88,15 @@ def test_the_span_is_signed_with_the_link() -> None:
         signer.verify(plain, user_id="ann", source_id="src-1", version=1, now=1000.0).span is None
     )
     assert Support(1.0, SupportLabel.VERBATIM, (4, 9)).span == grant.span
+
+
+def test_a_contradicted_citation_has_its_own_label_title_and_colour() -> None:
+    result = World(SupportPolicy.LABEL, [quote_and_contradict]).ask()
+    page = environment().get_template("_answer.html").render(view=answer_view(result), permalink="")
+    marks = re.findall(r'<span class="support support-(\w+)" title="([^"]*)">(\w+)</span>', page)
+    assert ("contradicted", "the passage says otherwise", "contradicted") in marks
+    assert ("verbatim", "quoted from the passage", "verbatim") in marks
+    css = (STATIC / "style.css").read_text(encoding="utf-8")
+    rules = dict(re.findall(r"\.support-(\w+) \{([^}]*)\}", css))
+    assert "contradicted" in rules and rules["contradicted"] != rules["unsupported"]
+    assert set(SUPPORT_WORDS) == {label.value for label in SupportLabel}

@@ -270,9 +270,9 @@ def test_the_hashing_embedder_works_too() -> None:
 
 
 def test_the_prompt_version_names_this_choice_and_the_scorer_weights() -> None:
-    assert ExtractiveGenerator().prompt_version == "extractive/4"
+    assert ExtractiveGenerator().prompt_version == "extractive/5"
     scored = ExtractiveGenerator(relevance=TableRelevance())
-    assert scored.prompt_version == "extractive/4+table-relevance/1"
+    assert scored.prompt_version == "extractive/5+table-relevance/1"
 
 
 # -- the relevance scorer ------------------------------------------------------------------

@@ -15,6 +15,7 @@ from citadel.adapters.grpc.tls import (
 from citadel.app.answer import AnswerRequest
 from citadel.app.errors import Forbidden, InvalidRequest, Unauthenticated
 from citadel.domain.answer import (
+    Answerability,
     AnswerResult,
     Citation,
     CitedSegment,
@@ -40,6 +41,7 @@ from citadel.wire.convert import (
     search_request_from_wire,
     search_request_to_wire,
 )
+from citadel.wire.errors import InvalidMessage
 from citadel.wire.gen import answer_pb2, retrieval_pb2
 from citadel.wire.identity import (
     ANSWER,
@@ -252,6 +254,67 @@ def test_support_labels_spans_and_limited_answers_cross_the_wire() -> None:
         "a2", "r2", SearchResult("q"), None, Degraded(DegradedReason.UNSUPPORTED, "segment 1")
     )
     assert answer_result_from_wire(answer_result_to_wire(refused)) == refused
+
+
+@pytest.mark.parametrize("label", [label for label in SupportLabel if label.value != "verbatim"])
+def test_every_support_label_crosses_the_wire(label: SupportLabel) -> None:
+    """A new label (``contradicted``) needs its own wire code: none falls back to another."""
+    evidence = (make_evidence("e1", score=0.9), make_evidence("e2", "Another passage.", score=0.5))
+    manifest = freeze_manifest(select_evidence(evidence, Limits(), 0.0))
+    cited = dataclasses.replace(_citation("E1", "e1"), support=Support(0.3, label))
+    quoted = dataclasses.replace(
+        _citation("E2", "e2"), support=Support(1.0, SupportLabel.VERBATIM, (0, 15))
+    )
+    result = AnswerResult(
+        answer_id="a1",
+        request_id="r1",
+        search=SearchResult("q", evidence),
+        answer=GroundedAnswer("openai", (CitedSegment("A retry policy.", (cited, quoted)),)),
+        degraded=None,
+        manifest=manifest,
+        generation=GenerationRecord("openai", "m", "p1", support_checker="s/1"),
+    )
+    back = answer_result_from_wire(answer_result_to_wire(result))
+    assert back == result
+    segment = back.answer.segments[0] if back.answer else None
+    assert segment is not None and segment.citations[0].support == Support(0.3, label)
+    # A contradicting citation vetoes the quotation beside it; any other yields to it.
+    expected = label if label is SupportLabel.CONTRADICTED else SupportLabel.VERBATIM
+    assert segment.label is expected
+
+
+def test_every_degraded_reason_and_the_answerability_decision_cross_the_wire() -> None:
+    evidence = (make_evidence("e1", "A retry policy caps attempts.", score=0.9),)
+    for reason in DegradedReason:
+        result = AnswerResult(
+            "a1",
+            "r1",
+            SearchResult("q", evidence),
+            None,
+            Degraded(reason, f"because {reason.value}"),
+            answerability=Answerability(0.125, 0.5, "relevance-minilm/1"),
+        )
+        message = answer_result_to_wire(result)
+        assert message.HasField("answerability")
+        assert answer_result_from_wire(message) == result
+    undecided = AnswerResult(
+        "a2", "r2", SearchResult("q"), None, Degraded(DegradedReason.NO_EVIDENCE, "none")
+    )
+    message = answer_result_to_wire(undecided)
+    assert not message.HasField("answerability")
+    assert answer_result_from_wire(message).answerability is None
+    not_in_library = answer_result_to_wire(result)
+    assert (
+        answer_result_to_wire(
+            dataclasses.replace(
+                result, degraded=Degraded(DegradedReason.NOT_IN_LIBRARY, "closest passages")
+            )
+        ).degraded.reason
+        == answer_pb2.DEGRADED_REASON_NOT_IN_LIBRARY
+    )
+    not_in_library.answerability.score = 1.5  # a peer breaking the contract
+    with pytest.raises(InvalidMessage, match="answerability"):
+        answer_result_from_wire(not_in_library)
 
 
 def _citation(ref: str, evidence_id: str) -> Citation:

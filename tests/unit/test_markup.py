@@ -37,6 +37,7 @@ from citadel.domain.markup import (
     contains_markup,
 )
 from citadel.domain.renderable import Renderable, renderable_form
+from citadel.domain.statement import states_something
 from citadel.domain.text import contains_url, split_sentences
 from citadel.domain.validation import (
     RENDERABLE_REASONS,
@@ -568,6 +569,7 @@ def test_the_validator_refuses_tag_shaped_text(text: str) -> None:
 @given(text=plain_texts)
 def test_the_validator_accepts_plain_text_without_markup(text: str) -> None:
     assume(re.search(r"\w", text))  # text without a word is refused as saying nothing
+    assume(states_something(text))  # and so is text without a content word ("are", "12")
     verdict = verdict_for(text)
     assert isinstance(verdict, Accepted), (text, verdict)
     assert verdict.segments[0].text == text.strip()

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from citadel.app import answerability
 from citadel.config import ConfigError, HttpSettings, LlmSettings, RenderSettings, Settings
 from citadel.domain.fusion import FusionPolicy
 from citadel.domain.limits import Limits
@@ -71,6 +72,22 @@ def test_the_json_body_cap_defaults_to_one_mebibyte_and_is_configurable() -> Non
     for bad in ("0", "-1", "1MB"):
         with pytest.raises(ConfigError, match="CITADEL_HTTP_MAX_JSON_BYTES"):
             Settings.from_env({"CITADEL_HTTP_MAX_JSON_BYTES": bad})
+
+
+def test_the_answerability_threshold_is_a_probability_and_the_passages_a_count() -> None:
+    default = Settings.from_env({})  # unset: the scorer's own threshold
+    assert (default.answerability_threshold, default.answerability_passages) == (None, 8)
+    chosen = Settings.from_env(
+        {"CITADEL_ANSWERABILITY_THRESHOLD": "0", "CITADEL_ANSWERABILITY_PASSAGES": "3"}
+    )
+    assert (chosen.answerability_threshold, chosen.answerability_passages) == (0.0, 3)
+    assert Settings.from_env({"CITADEL_ANSWERABILITY_THRESHOLD": "1"}).answerability_threshold == 1
+    for bad in ("1.01", "-0.1", "nan", "half"):
+        with pytest.raises(ConfigError, match="CITADEL_ANSWERABILITY_THRESHOLD"):
+            Settings.from_env({"CITADEL_ANSWERABILITY_THRESHOLD": bad})
+    for bad in ("0", "65", "two"):
+        with pytest.raises(ConfigError, match="CITADEL_ANSWERABILITY_PASSAGES"):
+            Settings.from_env({"CITADEL_ANSWERABILITY_PASSAGES": bad})
 
 
 def test_trusted_proxies_default_to_none_and_take_addresses_and_networks() -> None:
@@ -143,6 +160,8 @@ def test_defaults_owned_by_a_lower_layer_are_not_written_again() -> None:
     assert setting("CITADEL_ANSWER_REPAIRS").default == Limits().max_repairs
     assert setting("CITADEL_FUSION_RRF_K").default == FusionPolicy().rrf_k
     assert setting("CITADEL_FUSION").default == FusionPolicy().method
+    assert setting("CITADEL_ANSWERABILITY_THRESHOLD").default is None  # the scorer's own
+    assert setting("CITADEL_ANSWERABILITY_PASSAGES").default == answerability.DEFAULT_PASSAGES
 
 
 @pytest.mark.parametrize("s", [s for s in SETTINGS if s.secret], ids=lambda s: s.name)

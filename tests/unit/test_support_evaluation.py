@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import pytest
@@ -34,10 +35,11 @@ def test_pairs_parse_from_scifact_or_boolean_lines() -> None:
         ]
     )
     assert pairs == (
-        LabelledPair("a", "b", True),
-        LabelledPair("c", "d", False),
-        LabelledPair("e", "f", False),
+        LabelledPair("a", "b", "SUPPORT"),
+        LabelledPair("c", "d", "NOT_SUPPORT"),
+        LabelledPair("e", "f", "NEI"),
     )
+    assert [p.supported for p in pairs] == [True, False, False]
     for bad in ("[1]", "{", '{"claim": "a", "evidence": "b"}', '{"claim": 1, "evidence": "b"}'):
         with pytest.raises(InvalidRequest, match="line 1"):
             parse_pair_lines([bad])
@@ -61,11 +63,11 @@ class Fixed:
 
 def test_a_report_counts_what_the_checker_said() -> None:
     pairs = [
-        LabelledPair("aaaa", "p", True),
-        LabelledPair("aaa", "p", True),
-        LabelledPair("aa", "p", True),
-        LabelledPair("aaa", "p", False),
-        LabelledPair("a", "p", False),
+        LabelledPair("aaaa", "p", "SUPPORT"),
+        LabelledPair("aaa", "p", "SUPPORT"),
+        LabelledPair("aa", "p", "SUPPORT"),
+        LabelledPair("aaa", "p", "NEI"),
+        LabelledPair("a", "p", "CONTRADICT"),
     ]
     seen: list[int] = []
     report = evaluate_support(Fixed(), pairs, progress=lambda done, _: seen.append(done))
@@ -76,5 +78,104 @@ def test_a_report_counts_what_the_checker_said() -> None:
     assert report.precision == pytest.approx(2 / 3)
     assert report.balanced_accuracy == pytest.approx((2 / 3 + 1 / 2) / 2)
     assert report.auroc == pytest.approx((2 + 1.5 + 1) / 6)
-    assert report.labels == {"verbatim": 0, "supported": 3, "partial": 0, "unsupported": 2}
+    assert report.labels == {
+        "verbatim": 0,
+        "supported": 3,
+        "partial": 0,
+        "unsupported": 2,
+        "contradicted": 0,
+    }
     assert 0 <= report.ms_per_pair_p50 <= report.ms_per_pair_p95
+    assert report.by_kind == {}, "no pair has a kind"
+
+
+WRITTEN = (
+    '{"id": "r-intro-s00001", "book": "r-intro", "chunk_id": "c1", "passage": "P",'
+    ' "sentence": "%s", "label": "%s", "kind": "%s", "origin": "written"}'
+)
+
+
+def written(sentence: str, label: str, kind: str) -> str:
+    return WRITTEN % (sentence, label, kind)
+
+
+def test_the_projects_written_pairs_parse_with_their_kind() -> None:
+    (pair,) = parse_pair_lines([written("s", "CONTRADICT", "negation")])
+    assert pair == LabelledPair("s", "P", "CONTRADICT", "negation")
+    assert not pair.supported
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (written("s", "support", "x"), "line 2 (r-intro-s00001): label must be SUPPORT"),
+        (written("s", "SUPPORT", ""), "kind must be a non-empty string"),
+        ('{"sentence": "s", "passage": "p", "label": "NEI", "kind": 3}', "kind must be"),
+        ('{"sentence": 1, "passage": "p", "label": "NEI"}', "needs the text of segment"),
+        ('{"sentence": "s", "label": "NEI"}', "and of passage"),
+        ('{"claim": "s", "evidence": "p", "supported": "yes"}', "true or false"),
+        ('{"claim": "s", "evidence": "p", "label": "NEI", "supported": true}', "disagree"),
+    ],
+)
+def test_a_bad_line_is_refused_with_its_number_and_why(line: str, message: str) -> None:
+    with pytest.raises(InvalidRequest, match=re.escape(message)) as caught:
+        parse_pair_lines(['{"claim": "a", "evidence": "b", "label": "SUPPORT"}', line])
+    assert str(caught.value).startswith("line 2")
+
+
+class ByText:
+    """Labels each segment as its text says: the segment is the label's name."""
+
+    name = "bytext/1"
+
+    def check(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
+        out = []
+        for segment, _ in pairs:
+            label = SupportLabel(segment.split(":")[0])
+            score = {"verbatim": 1.0, "supported": 0.9, "partial": 0.5}.get(label.value, 0.1)
+            span = (0, 1) if label is SupportLabel.VERBATIM else None
+            out.append(Support(score, label, span))
+        return out
+
+
+def test_the_confusion_and_the_figures_per_gold_label_and_kind() -> None:
+    lines = [
+        written("verbatim:1", "SUPPORT", "paraphrase"),
+        written("supported:2", "SUPPORT", "paraphrase"),
+        written("partial:3", "SUPPORT", "summary"),
+        written("contradicted:4", "CONTRADICT", "negation"),
+        written("supported:5", "CONTRADICT", "negation"),
+        written("unsupported:6", "CONTRADICT", "value"),
+        written("partial:7", "NEI", "added_specific"),
+        written("unsupported:8", "NEI", "off_target"),
+    ]
+    report = evaluate_support(ByText(), parse_pair_lines(lines))
+    assert list(report.confusion) == ["SUPPORT", "CONTRADICT", "NEI"]
+    assert report.confusion["CONTRADICT"] == {
+        "verbatim": 0,
+        "supported": 1,
+        "partial": 0,
+        "unsupported": 1,
+        "contradicted": 1,
+    }
+    assert report.confusion["SUPPORT"]["partial"] == 1
+    # Right: SUPPORT 2 of 3, CONTRADICT 1 of 3, NEI 2 of 2.
+    assert report.three_way_balanced_accuracy == pytest.approx((2 / 3 + 1 / 3 + 1) / 3)
+    contradict = report.by_gold["CONTRADICT"]
+    assert contradict.pairs == 3 and contradict.supported_share == pytest.approx(1 / 3)
+    # SUPPORT's 3 scores (1.0, 0.9, 0.5) against CONTRADICT's (0.1, 0.9, 0.1).
+    assert contradict.auroc == pytest.approx((3 + 2.5 + 2) / 9)
+    assert set(report.by_kind) == {
+        "paraphrase",
+        "summary",
+        "negation",
+        "value",
+        "added_specific",
+        "off_target",
+    }
+    negation = report.by_kind["negation"]
+    assert negation.gold == {"CONTRADICT": 2} and negation.right == 0.5
+    paraphrase = report.by_kind["paraphrase"]
+    assert paraphrase.right == 1.0 and paraphrase.supported_share == 1.0
+    # A SUPPORT kind ranks against every pair of the other class: 5 negatives.
+    assert paraphrase.auroc == pytest.approx((5 + 4.5) / 10)

@@ -9,7 +9,10 @@ upper-cased ones that are not quotations), non-ASCII text, and hand-made cases
 negations, numbers with units, months). Every pair must keep its label and span,
 its score and the combiner's score to 1e-9, and every static feature to 1e-9. Five
 labels were later changed on purpose, to ``unsupported``, by the short-segment rule
-(``checker.SHORT_SEGMENT_TERMS``); their scores are the recorded ones. The static
+(``checker.SHORT_SEGMENT_TERMS``); their scores are the recorded ones. Three
+quotations that state nothing (``stroke``, ``A B``, ``x\x1cy trial``) were later
+scored rather than labelled ``verbatim``, by the statement rule of issue 28
+(``domain/statement.py``); their labels and scores are the checker's since. The static
 checker's scores and features were re-recorded when its word-piece arithmetic moved
 from float32 to float64 (every value moved by at most 9e-7, no label or span): float32
 sums in a CPU-dependent order, which a 1e-9 tolerance would not survive on a CPU

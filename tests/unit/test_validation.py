@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from citadel.domain.limits import Limits
 from citadel.domain.manifest import ContextEvidence, Manifest, freeze_manifest
 from citadel.domain.markup import contains_markup
+from citadel.domain.statement import states_something
 from citadel.domain.text import contains_url
 from citadel.domain.validation import Accepted, Rejection, RejectionReason, validate_candidate
 from tests.builders import make_evidence
@@ -269,6 +270,10 @@ CASES: list[tuple[str, object, Manifest, Limits, RejectionReason]] = [
         Limits(),
         R.NO_WORDS,
     ),
+    ("a number", {"segments": [seg("12")]}, MANIFEST, Limits(), R.STATES_NOTHING),
+    ("numbers", {"segments": [seg("Fine."), seg("2 1.3")]}, MANIFEST, Limits(), R.STATES_NOTHING),
+    ("a stop word", {"segments": [seg("the")]}, MANIFEST, Limits(), R.STATES_NOTHING),
+    ("a letter", {"segments": [seg("x")]}, MANIFEST, Limits(), R.STATES_NOTHING),
     (
         "one sentence twice",
         {"segments": [seg("Retries are bounded."), seg("Retries are bounded.", ["E2"])]},
@@ -402,6 +407,8 @@ code_like_texts = (
     st.lists(code_pieces, min_size=1, max_size=20)
     .map("".join)
     .filter(lambda text: any(c.isalnum() for c in text))
+    # A lone letter or number states nothing: the statement rule, tested on its own.
+    .filter(states_something)
 )
 
 

@@ -7,7 +7,8 @@ generation keeps the search result; only the caller's cancellation or the
 request's own deadline is an error.
 
 This module is the orchestration, stage by stage: search (``app.search``),
-select and freeze (``domain.selection``, ``domain.manifest``), the answer cache
+select (``domain.selection``), the answerability decision (``app.answerability``),
+freeze (``domain.manifest``), the answer cache
 and coalescing (``app.answer_cache``), guarded generation with validation and
 repair (``app.generation``), attribution (``domain.answer``), resolution for the
 reader (``app.resolver``) and the audit record (``app.audit``).
@@ -30,6 +31,7 @@ from citadel.app.answer_cache import (
     access_context,
     normalise_question,
 )
+from citadel.app.answerability import AnswerabilityStep, Decision, not_in_library
 from citadel.app.audit import AuditService
 from citadel.app.circuit import CircuitBreaker, CircuitState
 from citadel.app.errors import InvalidRequest, RequestDeadlineExceeded
@@ -107,6 +109,7 @@ class AnswerService:
         metrics: TrustMetrics | None = None,
         circuit: CircuitBreaker | None = None,
         support: SupportStep | None = None,
+        relevance: AnswerabilityStep | None = None,
         new_id: Callable[[], str] = _new_id,
         tracer: Tracer | None = None,
         near_top: float | None = None,
@@ -128,6 +131,7 @@ class AnswerService:
             generator, limits, self._metrics, circuit or CircuitBreaker(), support, self._tracer
         )
         self._support = support
+        self._relevance = relevance
         self._new_id = new_id
 
     @property
@@ -223,6 +227,51 @@ class AnswerService:
                     "no passage met the evidence criteria; the generator was not called",
                 ),
             )
+        decision = await self._decide(request.search.query, context)
+        answerability = decision.answerability if decision is not None else None
+        if decision is not None and not decision.answerable:
+            assert answerability is not None
+            return AnswerResult(
+                answer_id=answer_id,
+                request_id=request_id,
+                search=search,
+                answer=None,
+                degraded=not_in_library(answerability),
+                answerability=answerability,
+            )
+        if decision is not None:
+            # The passage that answers best first: the generator reads E1 first.
+            context = decision.ordered(context)
+        result = await self._generated(request, actor, answer_id, request_id, search, context)
+        return replace(result, answerability=answerability) if answerability else result
+
+    async def _decide(self, question: str, context: tuple[ContextEvidence, ...]) -> Decision | None:
+        """The answerability decision on the selected evidence; None without a scorer."""
+        if self._relevance is None:
+            return None
+        started = time.perf_counter()
+        with self._tracer.span("answerability", passages=len(context)) as span:
+            # The scorer runs a model: off the event loop, like the search.
+            decision = await asyncio.to_thread(self._relevance.decide, question, context)
+            decided = decision.answerability
+            span.set(decided=decided is not None, answerable=decision.answerable)
+            if decided is not None:
+                span.set(score=round(decided.score, 4))
+        self._metrics.stage("answerability", time.perf_counter() - started)
+        if decided is not None:
+            self._metrics.answerability(decided.score)
+        return decision
+
+    async def _generated(
+        self,
+        request: AnswerRequest,
+        actor: Actor,
+        answer_id: str,
+        request_id: str,
+        search: SearchResult,
+        context: tuple[ContextEvidence, ...],
+    ) -> AnswerResult:
+        """Freeze ``context``, then the cached answer or a guarded generation."""
         manifest = freeze_manifest(context)
         key = AnswerKey(
             question=normalise_question(request.search.query),
@@ -232,6 +281,7 @@ class AnswerService:
             prompt_version=self._generator.prompt_version,
             access=access_context(actor),
             support=self._support.identity if self._support is not None else "",
+            relevance=self._relevance.scorer_name if self._relevance is not None else "",
         )
         revisions: Mapping[str, int] = {}
         if self._cache is not None and self._sources is not None:

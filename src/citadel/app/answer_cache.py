@@ -3,10 +3,11 @@
 An entry is a *validated* answer (segments and refs, never links: links are
 resolved for each reader when shown) under a key that pins everything the
 answer depends on — the normalised question, the frozen manifest's hash, the
-generator, its model and prompt version, and the reader's tenant and access
-context. It remembers the revision of every source its manifest names; a
-lookup whose sources have moved on since (new version, ACL or metadata edit,
-deletion) drops the entry instead of serving it.
+generator, its model and prompt version, the support checker and the relevance
+scorer, and the reader's tenant and access context. It remembers the revision
+of every source its manifest names; a lookup whose sources have moved on since
+(new version, ACL or metadata edit, deletion) drops the entry instead of
+serving it.
 
 Identical requests that arrive while a generation runs wait for that one
 generation instead of starting their own.
@@ -59,6 +60,9 @@ class AnswerKey:
     access: str
     support: str = ""
     """The support checker and policy the answer was checked under."""
+    relevance: str = ""
+    """The relevance scorer that decided answerability and ordered the evidence ("" when
+    none): an answer never crosses scorers."""
 
 
 @dataclass(frozen=True, slots=True)

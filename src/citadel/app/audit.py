@@ -10,7 +10,7 @@ from citadel.app.ports import AuditLog, ChunkStore, Clock, SourceRegistry
 from citadel.app.ports.support import SupportChecker
 from citadel.app.resolver import NullMetrics, Target
 from citadel.app.support import Checked, SupportStep
-from citadel.domain.answer import AnswerResult
+from citadel.domain.answer import AnswerResult, DegradedReason
 from citadel.domain.audit import AuditRecord, answer_record
 from citadel.domain.audit_chain import MalformedHead
 from citadel.domain.audit_verify import ChainReport, verify_chain
@@ -146,6 +146,24 @@ class AuditService:
         if entries and manifest_hash(entries) != record.manifest_sha256:
             return ReplayReport(
                 answer_id, stored, "manifest altered", False, "the manifest no longer hashes"
+            )
+        decided = record.answerability
+        if record.reason == DegradedReason.NOT_IN_LIBRARY.value:
+            # Nothing was generated: the decision is the verdict, and it is stored whole.
+            found = (
+                f"score {decided.score:.4f} under threshold {decided.threshold:.4f}"
+                f" ({decided.scorer})"
+                if decided is not None
+                else "no decision recorded"
+            )
+            holds = decided is not None and not decided.answerable
+            return ReplayReport(
+                answer_id,
+                stored,
+                stored,
+                holds,
+                f"the answerability decision ({found}) kept the generator from being called:"
+                " nothing to re-validate",
             )
         if not record.output:
             return ReplayReport(

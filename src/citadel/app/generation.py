@@ -50,7 +50,7 @@ class GenerationOutcome:
     supports: tuple[tuple[Support, ...], ...] | None = None
     """One ``Support`` per ref of each accepted segment; ``None`` without a checker."""
     limited: bool = False
-    """Unsupported segments were removed (the ``drop`` policy)."""
+    """Unsupported or contradicted segments were removed (the ``drop`` policy)."""
 
 
 class GuardedGenerator:
@@ -218,7 +218,9 @@ class GuardedGenerator:
                 ):
                     # The bounded repair, on the same frozen manifest.
                     pending = (found, record)
-                    rejected = Degraded(DegradedReason.UNSUPPORTED, "a segment was unsupported")
+                    rejected = Degraded(
+                        DegradedReason.UNSUPPORTED, "a segment was unsupported or contradicted"
+                    )
                     self._metrics.rejection(DegradedReason.UNSUPPORTED.value)
                     repair = repair_note(DegradedReason.UNSUPPORTED.value)
                     continue

@@ -16,7 +16,7 @@ from citadel.app.ports import TrustMetrics
 from citadel.app.ports.support import SupportChecker
 from citadel.domain.answer import AnswerSegment, Degraded, DegradedReason
 from citadel.domain.manifest import Manifest
-from citadel.domain.support import Support, SupportLabel, SupportPolicy, strongest
+from citadel.domain.support import NOT_BACKED, Support, SupportLabel, SupportPolicy, strongest
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,11 +38,21 @@ class SupportVerdict:
 
     @property
     def unsupported(self) -> tuple[int, ...]:
-        """Indexes of segments that no citation supports at all."""
+        """Indexes of segments the policies act on: no citation supports them at all, or
+        one contradicts them (``strongest``: a contradiction vetoes)."""
         return tuple(
             i
             for i, found in enumerate(self.supports)
-            if strongest([s.label for s in found]) is SupportLabel.UNSUPPORTED
+            if strongest([s.label for s in found]) in NOT_BACKED
+        )
+
+    @property
+    def contradicted(self) -> tuple[int, ...]:
+        """Indexes of segments a cited passage contradicts (a subset of ``unsupported``)."""
+        return tuple(
+            i
+            for i, found in enumerate(self.supports)
+            if strongest([s.label for s in found]) is SupportLabel.CONTRADICTED
         )
 
     @property
@@ -99,7 +109,8 @@ class SupportStep:
         return SupportVerdict(segments, tuple(supports))
 
     def decide(self, verdict: SupportVerdict, *, quotes: bool = False) -> Checked | Degraded:
-        """The policy: label everything, drop what is unsupported, or refuse the answer.
+        """The policy: label everything, drop what is unsupported or contradicted, or
+        refuse the answer (reason ``unsupported`` for both).
 
         With ``quotes`` (the generator quotes by construction: ``AnswerGenerator.quotes``)
         a segment that is not ``verbatim`` counts as unsupported, and is dropped even
@@ -109,11 +120,9 @@ class SupportStep:
         if not unsupported or (self._policy is SupportPolicy.LABEL and not quotes):
             return Checked(verdict.segments, verdict.supports)
         if self._policy is SupportPolicy.REFUSE or len(unsupported) == len(verdict.segments):
-            which = ", ".join(str(i + 1) for i in unsupported)
-            found = "quotes" if quotes else "supports"
             return Degraded(
                 DegradedReason.UNSUPPORTED,
-                f"no cited passage {found} segment(s) {which}"
+                f"{_not_backed(verdict, unsupported, quotes)}"
                 f" (support policy {self._policy.value}); showing search results",
             )
         keep = [i for i in range(len(verdict.segments)) if i not in unsupported]
@@ -122,6 +131,23 @@ class SupportStep:
             tuple(verdict.supports[i] for i in keep),
             limited=True,
         )
+
+
+def _not_backed(verdict: SupportVerdict, unsupported: tuple[int, ...], quotes: bool) -> str:
+    """Which segments were refused and why: contradicted ones named apart."""
+    contradicted = [i for i in verdict.contradicted if i in unsupported]
+    rest = [i for i in unsupported if i not in contradicted]
+    found = "quotes" if quotes else "supports"
+    parts = []
+    if rest:
+        parts.append(f"no cited passage {found} segment(s) {_numbers(rest)}")
+    if contradicted:
+        parts.append(f"a cited passage contradicts segment(s) {_numbers(contradicted)}")
+    return "; ".join(parts)
+
+
+def _numbers(indexes: list[int]) -> str:
+    return ", ".join(str(i + 1) for i in indexes)
 
 
 def manifest_passages(manifest: Manifest) -> dict[str, str]:

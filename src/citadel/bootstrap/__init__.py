@@ -29,6 +29,7 @@ from citadel.adapters.support import default_checker
 from citadel.adapters.tracing import tracer_for
 from citadel.app.answer import AnswerService
 from citadel.app.answer_cache import AnswerCache
+from citadel.app.answerability import DEFAULT_THRESHOLD, AnswerabilityStep
 from citadel.app.audit import AuditService
 from citadel.app.circuit import CircuitBreaker
 from citadel.app.evaluation import BeirDataset
@@ -42,6 +43,7 @@ from citadel.app.ports import (
     DocumentParser,
     DocumentReader,
     Embedder,
+    RelevanceScorer,
     Retrieval,
     SourceRegistry,
     UserStore,
@@ -56,6 +58,7 @@ from citadel.app.support import SupportStep
 from citadel.app.users import UserService
 from citadel.bootstrap.originals import kept_originals
 from citadel.bootstrap.pages import page_images
+from citadel.bootstrap.relevance import relevance_scorer
 from citadel.config import ConfigError, Settings
 from citadel.domain.errors import InvalidValue
 from citadel.domain.links import Link, LinkPolicy
@@ -120,6 +123,7 @@ def build(
     retrieval: Retrieval | None = None,
     serving: bool = False,
     tracer: Tracer | None = None,
+    relevance: RelevanceScorer | None = None,
 ) -> Services:
     """Wire the services for ``settings``; tests pass fakes as keyword overrides.
 
@@ -127,6 +131,7 @@ def build(
     mode: a ``GrpcRetrievalClient``); the services close it with themselves.
     ``serving``: a long-running server, which builds a missing HNSW index in the
     background (searching exactly meanwhile) rather than in its first search.
+    ``relevance``: the scorer the answerability decision uses (``_answerability``).
     """
     library, users, audit_log = _stores(settings, serving)
     clock = SystemClock()
@@ -145,7 +150,8 @@ def build(
         metrics=metrics,
         tracer=tracer,
     )
-    chosen = generator or _generator(settings, chosen_embedder)
+    scorer = relevance if relevance is not None else relevance_scorer(settings)
+    chosen = generator or _generator(settings, chosen_embedder, scorer)
     policy = _link_policy(settings)
     checker = support_checker()
     quoting = frozenset({ExtractiveGenerator.name, *([chosen.name] if chosen.quotes else [])})
@@ -195,6 +201,7 @@ def build(
             metrics=metrics,
             circuit=CircuitBreaker(settings.circuit_failures, settings.circuit_cooldown_s),
             support=SupportStep(checker, SupportPolicy(settings.support_policy), metrics),
+            relevance=_answerability(settings, scorer),
             tracer=tracer,
             near_top=settings.fusion.near_top,
         ),
@@ -267,6 +274,18 @@ def migrate_library(
         db.close()
 
 
+def _answerability(settings: Settings, scorer: RelevanceScorer | None) -> AnswerabilityStep | None:
+    """The answerability decision before every answer: ``scorer`` (``CITADEL_RELEVANCE``,
+    or a caller's) under ``CITADEL_ANSWERABILITY_THRESHOLD`` (unset: the scorer's own,
+    measured for its weights) and ``_PASSAGES``; None (no decision) without a scorer."""
+    if scorer is None:
+        return None
+    threshold = settings.answerability_threshold
+    if threshold is None:
+        threshold = float(getattr(scorer, "threshold", DEFAULT_THRESHOLD))
+    return AnswerabilityStep(scorer, threshold, settings.answerability_passages)
+
+
 def support_checker() -> SupportChecker:
     """The shipped support checker (quotations, features, static word pieces): it needs
     no embedder pass, so it is the same whichever embedder search uses."""
@@ -315,10 +334,13 @@ def _embedder(settings: Settings) -> Embedder | None:
     return None
 
 
-def _generator(settings: Settings, embedder: Embedder | None) -> AnswerGenerator:
+def _generator(
+    settings: Settings, embedder: Embedder | None, relevance: RelevanceScorer | None
+) -> AnswerGenerator:
     if settings.generator == "extractive":
-        # The search's own embedder: one model loaded, and sentences chosen by meaning.
-        return ExtractiveGenerator(settings.limits, embedder=embedder)
+        # The search's own embedder (one model loaded, sentences chosen by meaning) and
+        # the answerability decision's scorer (its scores of the same sentences cached).
+        return ExtractiveGenerator(settings.limits, embedder=embedder, relevance=relevance)
     if settings.generator == "openai":
         llm = settings.llm
         try:

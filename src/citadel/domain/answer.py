@@ -93,7 +93,8 @@ class CitedSegment:
 
     @property
     def label(self) -> SupportLabel | None:
-        """The strongest support among the segment's citations; ``None`` when unchecked."""
+        """The strongest support among the segment's citations, ``contradicted`` when any
+        of them contradicts it (``strongest``); ``None`` when unchecked."""
         labels = [c.support.label for c in self.citations if c.support is not None]
         return strongest(labels) if labels else None
 

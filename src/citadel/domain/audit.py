@@ -1,5 +1,5 @@
-"""The audit record of one answer: what was asked, the manifest, the verdict and the
-citations as resolved for the reader, as canonical JSON.
+"""The audit record of one answer: what was asked, the manifest, the answerability
+decision, the verdict and the citations as resolved for the reader, as canonical JSON.
 
 What a record never holds: secrets, API tokens, signed viewer links (links
 are resolved for each reader at display time) and passage text (the manifest
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 
-from citadel.domain.answer import AnswerResult, LinkState
+from citadel.domain.answer import Answerability, AnswerResult, LinkState
 from citadel.domain.manifest import canonical_json, manifest_rows
 from citadel.domain.users import Actor
 
@@ -65,6 +65,9 @@ class AuditRecord:
     support_policy: str = ""
     limited: bool = False
     """Segments were removed because no citation supported them (policy ``drop``)."""
+    answerability: Answerability | None = None
+    """The answerability decision made before generation: score, threshold and scorer
+    (``None`` where no scorer decided, and in records made before the decision)."""
 
     def to_json(self) -> str:
         return canonical_json(
@@ -88,6 +91,7 @@ class AuditRecord:
                     "policy": self.support_policy,
                     "limited": self.limited,
                 },
+                "answerability": _answerability_json(self.answerability),
                 "citations": [
                     {
                         "segment": c.segment,
@@ -105,7 +109,8 @@ class AuditRecord:
     def from_json(cls, body: str) -> AuditRecord:
         data = json.loads(body)
         generation, verdict = data["generation"], data["verdict"]
-        # Records made before the support check have no "support" keys.
+        # Records made before the support check have no "support" keys, and records made
+        # before the answerability decision no "answerability" key.
         support = data.get("support") or {}
         return cls(
             answer_id=data["answer_id"],
@@ -128,7 +133,20 @@ class AuditRecord:
             support_checker=support.get("checker", ""),
             support_policy=support.get("policy", ""),
             limited=bool(support.get("limited", False)),
+            answerability=_answerability_from_json(data.get("answerability")),
         )
+
+
+def _answerability_json(decided: Answerability | None) -> dict[str, object] | None:
+    if decided is None:
+        return None
+    return {"score": decided.score, "threshold": decided.threshold, "scorer": decided.scorer}
+
+
+def _answerability_from_json(value: object) -> Answerability | None:
+    if not isinstance(value, dict):
+        return None
+    return Answerability(float(value["score"]), float(value["threshold"]), str(value["scorer"]))
 
 
 def _citation_from_json(c: dict[str, object]) -> CitationAudit:
@@ -176,6 +194,7 @@ def answer_record(result: AnswerResult, actor: Actor, time: str) -> AuditRecord:
         support_checker=generation.support_checker if generation else "",
         support_policy=generation.support_policy if generation else "",
         limited=result.answer.limited if result.answer else False,
+        answerability=result.answerability,
         citations=tuple(
             CitationAudit(
                 segment=index,

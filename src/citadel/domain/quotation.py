@@ -17,6 +17,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from citadel.domain.statement import is_statement
+
 # Typographic quotes and dashes a writer (or a model) may swap for the ASCII ones.
 _FOLD = {
     **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u00b4`", "'"),
@@ -167,6 +169,15 @@ def find_quotation(segment: str, passage: str) -> tuple[int, int] | None:
     if at < 0:
         return None
     return haystack.span(at, len(needle))
+
+
+def verbatim_span(segment: str, passage: str) -> tuple[int, int] | None:
+    """The span that makes ``segment`` a ``verbatim`` citation of ``passage``, or None: a
+    quotation (``find_quotation``) that states something (``statement.is_statement``: a
+    sentence or a code line). ``12`` occurring in a passage is not a quotation of it."""
+    if not is_statement(segment):
+        return None
+    return find_quotation(segment, passage)
 
 
 def same_modulo_whitespace(a: str, b: str) -> bool:

@@ -1,5 +1,5 @@
 """Whether a cited passage supports the sentence that cites it: the labels, the
-score they come from, and what the application does with an unsupported segment.
+score they come from, and what the application does with a segment no citation backs.
 
 Support is checked separately from membership. Membership (the validator) proves
 a citation names evidence the model saw; support asks whether that evidence says
@@ -26,10 +26,17 @@ class SupportLabel(enum.StrEnum):
     """The passage backs part of the sentence; the rest is not in it."""
     UNSUPPORTED = "unsupported"
     """The passage does not back the sentence."""
+    CONTRADICTED = "contradicted"
+    """The passage says otherwise: it backs the opposite of the sentence."""
 
 
 LABEL_ORDER: tuple[SupportLabel, ...] = tuple(SupportLabel)
-"""Strongest first: a segment's label is the strongest of its citations' labels."""
+"""Strongest first; ``contradicted`` is the weakest (worse than a passage that says
+nothing of it). A segment's label is the strongest of its citations' labels, except
+that a contradiction vetoes (``strongest``)."""
+
+NOT_BACKED = frozenset({SupportLabel.UNSUPPORTED, SupportLabel.CONTRADICTED})
+"""The segment labels the ``drop`` and ``refuse`` policies act on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,16 +58,26 @@ class Support:
 
 
 def strongest(labels: list[SupportLabel] | tuple[SupportLabel, ...]) -> SupportLabel:
-    """The best-backed label among a segment's citations (unsupported when none)."""
+    """A segment's label from its citations' labels: ``contradicted`` when any citation
+    contradicts it, else the best-backed of them (``unsupported`` when none).
+
+    A contradiction is a veto, not a weak vote: a segment citing one passage that
+    supports it (or that it quotes) and one that says otherwise is ``contradicted``.
+    The reader who follows the second footnote finds the opposite, and a citation
+    that contradicts must never be hidden behind one that supports."""
+    if SupportLabel.CONTRADICTED in labels:
+        return SupportLabel.CONTRADICTED
     return min(labels, key=LABEL_ORDER.index, default=SupportLabel.UNSUPPORTED)
 
 
 class SupportPolicy(enum.StrEnum):
-    """What an answer does with a segment no citation supports."""
+    """What an answer does with a segment no citation supports, or one a citation
+    contradicts (a segment labelled ``unsupported`` or ``contradicted``: ``NOT_BACKED``)."""
 
     LABEL = "label"
     """Show every segment, each with its label."""
     DROP = "drop"
-    """Remove unsupported segments; the answer is marked limited."""
+    """Remove unsupported and contradicted segments; the answer is marked limited."""
     REFUSE = "refuse"
-    """Any unsupported segment degrades the whole answer (reason ``unsupported``)."""
+    """Any unsupported or contradicted segment degrades the whole answer (reason
+    ``unsupported``)."""

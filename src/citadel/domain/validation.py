@@ -18,6 +18,7 @@ from citadel.domain.limits import Limits
 from citadel.domain.manifest import Manifest
 from citadel.domain.quotation import is_literal_quotation
 from citadel.domain.renderable import Renderable, renderable_form
+from citadel.domain.statement import states_something
 from citadel.domain.text import (
     forbidden_character,
     is_valid_utf8,
@@ -49,6 +50,10 @@ class RejectionReason(enum.StrEnum):
     ANSWER_TOO_LONG = "answer_too_long"
     NO_WORDS = "no_words"
     """The text has no letter or digit ("...", "—"): it says nothing a passage could support."""
+    STATES_NOTHING = "states_nothing"
+    """The text has words but states nothing: no content word and no code line — numbers
+    alone ("12", "2 1.3", "50 MB"), stop words ("the"), a letter ("x")
+    (``statement.states_something``)."""
     REPEATED_SEGMENT = "repeated_segment"
     """A segment says what an earlier one said (case, spacing and punctuation aside)."""
 
@@ -111,6 +116,13 @@ def validate_candidate(
         words = _wording(verdict.text)
         if not words:
             return Rejection(RejectionReason.NO_WORDS, "text has no words", segment=index)
+        if not states_something(verdict.text):
+            return Rejection(
+                RejectionReason.STATES_NOTHING,
+                "text states nothing: no content word (only numbers, stop words or"
+                " single letters) and no code line",
+                segment=index,
+            )
         if words in said:
             return Rejection(
                 RejectionReason.REPEATED_SEGMENT,

@@ -26,6 +26,7 @@ _SUPPORT_CODES: dict[SupportLabel, apb.SupportLabel] = {
     SupportLabel.SUPPORTED: apb.SUPPORT_LABEL_SUPPORTED,
     SupportLabel.PARTIAL: apb.SUPPORT_LABEL_PARTIAL,
     SupportLabel.UNSUPPORTED: apb.SUPPORT_LABEL_UNSUPPORTED,
+    SupportLabel.CONTRADICTED: apb.SUPPORT_LABEL_CONTRADICTED,
 }
 _SUPPORTS = {code: label for label, code in _SUPPORT_CODES.items()}
 

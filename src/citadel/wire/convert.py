@@ -14,6 +14,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from citadel.app.answer import AnswerRequest
 from citadel.app.errors import InvalidRequest
 from citadel.domain.answer import (
+    Answerability,
     AnswerResult,
     CitedSegment,
     Degraded,
@@ -55,6 +56,7 @@ _REASON_CODES: dict[DegradedReason, apb.DegradedReason] = {
     DegradedReason.GENERATOR_BUSY: apb.DEGRADED_REASON_GENERATOR_BUSY,
     DegradedReason.INVALID_OUTPUT: apb.DEGRADED_REASON_INVALID_OUTPUT,
     DegradedReason.UNSUPPORTED: apb.DEGRADED_REASON_UNSUPPORTED,
+    DegradedReason.NOT_IN_LIBRARY: apb.DEGRADED_REASON_NOT_IN_LIBRARY,
 }
 _REASONS = {code: reason for reason, code in _REASON_CODES.items()}
 
@@ -272,6 +274,13 @@ def answer_result_to_wire(result: AnswerResult) -> apb.AnswerResponse:
                 support_policy=g.support_policy,
             )
         )
+    decided = result.answerability
+    if decided is not None:
+        message.answerability.CopyFrom(
+            apb.Answerability(
+                score=decided.score, threshold=decided.threshold, scorer=decided.scorer
+            )
+        )
     return message
 
 
@@ -325,7 +334,19 @@ def answer_result_from_wire(message: apb.AnswerResponse) -> AnswerResult:
         degraded=degraded,
         manifest=manifest,
         generation=generation,
+        answerability=(
+            _answerability_from_wire(message.answerability)
+            if message.HasField("answerability")
+            else None
+        ),
     )
+
+
+def _answerability_from_wire(message: apb.Answerability) -> Answerability:
+    try:
+        return Answerability(message.score, message.threshold, message.scorer)
+    except InvalidValue as exc:
+        raise InvalidMessage(str(exc)) from None
 
 
 def _manifest_from_wire(message: apb.Manifest, search: SearchResult) -> Manifest:

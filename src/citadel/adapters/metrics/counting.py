@@ -14,6 +14,7 @@ class CountingMetrics:
         self.fabricated = 0
         self.stages: Counter[str] = Counter()
         self.supports: Counter[str] = Counter()
+        self.answerability_scores: list[float] = []
 
     def answer(self, outcome: str) -> None:
         self.answers[outcome] += 1
@@ -35,3 +36,6 @@ class CountingMetrics:
 
     def stage(self, name: str, seconds: float) -> None:
         self.stages[name] += 1
+
+    def answerability(self, score: float) -> None:
+        self.answerability_scores.append(score)

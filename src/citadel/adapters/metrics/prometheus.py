@@ -18,6 +18,9 @@ from prometheus_client import (
     start_http_server,
 )
 
+from citadel.domain.answer import DegradedReason
+from citadel.domain.support import SupportLabel
+
 _STAGE_BUCKETS = (
     0.0005,
     0.001,
@@ -35,6 +38,9 @@ _STAGE_BUCKETS = (
     10,
     30,
 )
+
+_SCORE_BUCKETS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
+"""Probabilities in [0, 1]: tenths, with the ends split finer."""
 
 _REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 """A ~5 ms to 5 s service: HTTP requests, RPCs, searches; the tail buckets catch
@@ -93,12 +99,21 @@ class PrometheusMetrics:
             buckets=_STAGE_BUCKETS,
             registry=self.registry,
         )
+        self._answerability = Histogram(
+            "citadel_answerability_score",
+            "The answerability decision's score (the best evidence passage's relevance) per"
+            " answer that had one",
+            buckets=_SCORE_BUCKETS,
+            registry=self.registry,
+        )
         self._operations()
         # Zero series exist from the start, so a dashboard shows 0 rather than nothing.
         self._fabricated.inc(0)
         self._denials.inc(0)
-        for label in ("verbatim", "supported", "partial", "unsupported"):
-            self._supports.labels(label=label).inc(0)
+        for label in SupportLabel:
+            self._supports.labels(label=label.value).inc(0)
+        for outcome in ("accepted", *(reason.value for reason in DegradedReason)):
+            self._answers.labels(outcome=outcome).inc(0)
 
     def _operations(self) -> None:
         self._ingests = Histogram(
@@ -205,6 +220,9 @@ class PrometheusMetrics:
 
     def stage(self, name: str, seconds: float) -> None:
         self._stages.labels(stage=name).observe(seconds)
+
+    def answerability(self, score: float) -> None:
+        self._answerability.observe(score)
 
     def exposition(self) -> bytes:
         """The registry in Prometheus' text format."""

@@ -1,7 +1,9 @@
 """The support checker: quotation first, then features and a learned combiner.
 
 A segment that quotes its passage (whitespace, typographic quotes and dashes
-aside) is ``verbatim``, score 1.0, with its span. Anything else is scored from
+aside) and states something (a sentence or a code line: ``domain/statement.py``)
+is ``verbatim``, score 1.0, with its span; a number or a word that merely occurs in
+the passage is scored like any other segment. Anything else is scored from
 features of the pair by the combiner of ``combiner.py``:
 
 - ``lexical``: the pure features of :mod:`citadel.domain.support_features`
@@ -33,7 +35,7 @@ from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 from citadel.adapters.support.combiner import Combiner
 from citadel.adapters.support.static_tokens import ALIGNMENT_NAMES, StaticTokens, alignment
 from citadel.app.ports import Embedder
-from citadel.domain.quotation import find_quotation
+from citadel.domain.quotation import verbatim_span
 from citadel.domain.support import Support, SupportLabel
 from citadel.domain.support_features import FEATURE_NAMES, features_and_sentences
 
@@ -129,7 +131,7 @@ class FeatureSupportChecker:
         results: list[Support | None] = []
         scored: list[tuple[str, str]] = []
         for segment, passage in pairs:
-            span = find_quotation(segment, passage)
+            span = verbatim_span(segment, passage)
             if span is None:
                 results.append(None)
                 scored.append((segment, passage))

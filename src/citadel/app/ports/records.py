@@ -91,5 +91,9 @@ class TrustMetrics(Protocol):
         ...
 
     def stage(self, name: str, seconds: float) -> None:
-        """search, selection, generation, validation, support or resolution."""
+        """search, selection, answerability, generation, validation, support or resolution."""
+        ...
+
+    def answerability(self, score: float) -> None:
+        """An answerability decision's score (the best passage's, in [0, 1])."""
         ...

@@ -14,7 +14,7 @@ import unicodedata
 
 from citadel.app.evaluation import EvaluationReport
 from citadel.app.library import SourceDetails
-from citadel.domain.answer import AnswerResult, Citation, LinkState
+from citadel.domain.answer import Answerability, AnswerResult, Citation, DegradedReason, LinkState
 from citadel.domain.audit import AuditRecord
 from citadel.domain.search import SearchResult
 from citadel.domain.source import Source
@@ -23,6 +23,7 @@ from citadel.entrypoints.present.blocks import lead
 from citadel.entrypoints.present.evidence_list import citation_key, evidence_list, footnote_numbers
 from citadel.entrypoints.present.labels import (
     LIMITED_NOTE,
+    NOT_IN_LIBRARY_NOTE,
     chapter_label,
     footnote,
     pages_label,
@@ -59,6 +60,11 @@ def answer_text(result: AnswerResult) -> str:
             lines.extend(("", LIMITED_NOTE))
         lines.append("")
         lines.extend(evidence_lines(result, notes))
+    elif result.degraded is not None and result.degraded.reason is DegradedReason.NOT_IN_LIBRARY:
+        lines.append(f"No answer (not_in_library). {NOT_IN_LIBRARY_NOTE}")
+        lines.append(f"({result.degraded.detail})")
+        lines.append("Closest passages (not an answer):")
+        lines.extend(search_lines(result.search, limit=5))
     else:
         assert result.degraded is not None
         lines.append(
@@ -196,6 +202,7 @@ def audit_text(record: AuditRecord) -> str:
         f" prompt {record.prompt_version or '-'} {record.prompt_sha256[:12] or ''}",
         f"  output sha256 {record.raw_sha256 or '-'}",
         f"  verdict: {outcome}" + (f": {record.detail}" if record.detail else ""),
+        f"  answerability: {_decision(record.answerability)}",
         f"  manifest {record.manifest_sha256 or '-'}:",
     ]
     for row in record.manifest:
@@ -207,3 +214,13 @@ def audit_text(record: AuditRecord) -> str:
         shown = "shown" if c.authorized else "withheld"
         lines.append(f"  segment {c.segment + 1} cites {c.ref}: {c.state} ({shown})")
     return "\n".join(lines)
+
+
+def _decision(decided: Answerability | None) -> str:
+    if decided is None:
+        return "-"
+    verdict = "answerable" if decided.answerable else "not answerable"
+    return (
+        f"{verdict} (score {decided.score:.2f}, threshold {decided.threshold:.2f},"
+        f" scorer {decided.scorer})"
+    )

@@ -124,7 +124,7 @@ async def ask_stream(request: Request, actor: Reader) -> Response:
     def search_shape(search: SearchResult) -> dict[str, Any]:
         shown = passages(search.results)
         return {
-            "html": fragment("_evidence.html", passages=shown),
+            "html": fragment("_evidence.html", passages=shown, closest=False),
             "pending": fragment("_pending.html"),
             "count": len(shown),
             "permalink": query.permalink,
@@ -133,8 +133,9 @@ async def ask_stream(request: Request, actor: Reader) -> Response:
     def final_shape(result: AnswerResult) -> dict[str, Any]:
         view = answer_view(result, query.permalink)
         html = fragment("_answer.html", view=view, permalink=query.permalink)
-        # The passages again, now numbered as the footnotes and marked where cited.
-        evidence = fragment("_evidence.html", passages=view.passages)
+        # The passages again, now numbered as the footnotes and marked where cited;
+        # for not_in_library, relabelled: they are the closest passages, not evidence.
+        evidence = fragment("_evidence.html", passages=view.passages, closest=view.closest)
         return {
             "html": html,
             "evidence": evidence,

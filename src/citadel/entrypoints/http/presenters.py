@@ -24,6 +24,7 @@ from citadel.entrypoints.present.evidence_list import (
 )
 from citadel.entrypoints.present.labels import (
     LIMITED_NOTE,
+    NOT_IN_LIBRARY_NOTE,
     chapter_label,
     footnote,
     pages_label,
@@ -68,9 +69,10 @@ DEGRADED_WORDS = {
         " here are the passages instead."
     ),
     DegradedReason.UNSUPPORTED: (
-        "The written answer said things its cited passages do not support, so it is not"
-        " shown; here are the passages instead."
+        "The written answer said things its cited passages do not support (or contradict),"
+        " so it is not shown; here are the passages instead."
     ),
+    DegradedReason.NOT_IN_LIBRARY: NOT_IN_LIBRARY_NOTE,
 }
 
 SUPPORT_WORDS = {
@@ -78,6 +80,7 @@ SUPPORT_WORDS = {
     "supported": "the passage supports this",
     "partial": "the passage supports part of this",
     "unsupported": "the passage does not support this",
+    "contradicted": "the passage says otherwise",
 }
 """The title of each support label beside a footnote mark."""
 
@@ -156,13 +159,10 @@ class Passage:
     lead: str = ""
     """The first words, shown while the passage is collapsed."""
     number: int = 0
-    """Its number in the evidence list, the footnote's when cited (``evidence_list``);
-    the search rank before there is an answer."""
+    """In the evidence list: the footnote's number when cited, else after the footnotes."""
     cited: bool = False
     href: str | None = None
-    """Where it opens: a footnote's route (``footnote_href``) for a passage of the
-    answer's manifest, when the resolver gave its citation a link or (uncited) the
-    route will resolve it on the click; None shows ``label`` only."""
+    """A footnote's route (``footnote_href``), as ``listed_passages`` gives it; or None."""
     external: bool = False
     label: str = ""
     """The link's words, or why there is no link."""
@@ -178,6 +178,8 @@ class AnswerView:
     degraded_code: str | None
     passages: tuple[Passage, ...]
     limited: str | None = None
+    closest: bool = False
+    """The passages are the closest ones found, not an answer's evidence (``not_in_library``)."""
 
 
 def safe_href(citation: Citation) -> tuple[str | None, bool]:
@@ -235,9 +237,16 @@ def answer_view(result: AnswerResult, back: str = "") -> AnswerView:
         footnotes=tuple(footnotes),
         degraded=DEGRADED_WORDS.get(degraded.reason, degraded.detail) if degraded else None,
         degraded_code=degraded.reason.value if degraded else None,
-        passages=listed_passages(result, back),
+        passages=listed_passages(result, footnotes, back),
         limited=LIMITED_NOTE if result.answer is not None and result.answer.limited else None,
+        closest=closest_passages(result),
     )
+
+
+def closest_passages(result: AnswerResult) -> bool:
+    """Whether the answerability decision found that no passage answers the question."""
+    degraded = result.degraded
+    return degraded is not None and degraded.reason is DegradedReason.NOT_IN_LIBRARY
 
 
 def passages(results: Sequence[Evidence]) -> tuple[Passage, ...]:
@@ -245,19 +254,19 @@ def passages(results: Sequence[Evidence]) -> tuple[Passage, ...]:
     return tuple(passage(e, rank) for rank, e in enumerate(results, start=1))
 
 
-def listed_passages(result: AnswerResult, back: str = "") -> tuple[Passage, ...]:
-    """The evidence list beside an answer (``evidence_list``): cited passages under their
-    footnotes' numbers, linked as their footnotes are; the others numbered on, opened
-    through the same route (resolved for the reader on the click) when they were among
-    the passages the answer was written from, else shown by their label alone."""
+def listed_passages(
+    result: AnswerResult, footnotes: Sequence[Footnote], back: str = ""
+) -> tuple[Passage, ...]:
+    """The evidence list beside an answer (``evidence_list``): a cited passage under its
+    footnote's number, linked as the footnote is; the others numbered on, opened through
+    the same route (resolved on the click) if the answer's manifest has them."""
+    notes = {note.number: note for note in footnotes}
     shown: list[Passage] = []
     for p in evidence_list(result):
+        note = notes.get(p.number) if p.cited else None
         link: dict[str, Any] = {}
-        if p.citation is not None:
-            href, external = safe_href(p.citation)
-            route = footnote_href(result.answer_id, p.citation.ref, back) if href else None
-            link = {"href": route, "external": external}
-            link["label"] = LINK_WORDS[p.citation.link_state]
+        if note is not None:
+            link = {"href": note.href, "external": note.external, "label": note.label}
         elif p.ref is not None:
             route = footnote_href(result.answer_id, p.ref, back)
             link = {"href": route, "label": LINK_WORDS[LinkState.VIEWER]}
@@ -266,18 +275,11 @@ def listed_passages(result: AnswerResult, back: str = "") -> tuple[Passage, ...]
 
 
 def passage(e: Evidence, rank: int, **listed: Any) -> Passage:
+    # A book without chapters has its title as the chapter: say it once.
+    chapter = chapter_label(e.chapter) if e.chapter != e.title else ""
     return Passage(
         rank=rank,
-        where=", ".join(
-            p
-            for p in (
-                e.title,
-                # A book without chapters has its title as the chapter: say it once.
-                chapter_label(e.chapter) if e.chapter != e.title else "",
-                pages_label(e.pages),
-            )
-            if p
-        ),
+        where=", ".join(p for p in (e.title, chapter, pages_label(e.pages)) if p),
         score=f"{e.score:.2f}",
         text=e.passage,
         blocks=passage_blocks(e.passage),

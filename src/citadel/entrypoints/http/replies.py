@@ -137,6 +137,17 @@ class AnswerEvidenceReply(EvidenceReply):
     )
 
 
+class AnswerabilityReply(Reply):
+    """Whether the evidence answers the question, decided before any generation."""
+
+    score: float = Field(description="The best evidence passage's relevance, in [0, 1].")
+    threshold: float = Field(description="The score an answer must reach to be written.")
+    scorer: str = Field(description="The relevance scorer and its weights' version.")
+    answerable: bool = Field(
+        description="score >= threshold; false means degraded with reason not_in_library."
+    )
+
+
 class AnswerSearch(Reply):
     results: list[AnswerEvidenceReply] = Field(description="In search order, best first.")
 
@@ -152,6 +163,10 @@ class AnswerReply(Reply):
     degraded: DegradedReply | None
     manifest_sha256: str | None
     generation: GenerationReply | None
+    answerability: AnswerabilityReply | None = Field(
+        description="The answerability decision; null where no relevance scorer decided"
+        " (none configured, it failed, or no passage was selected)."
+    )
 
 
 class CitationLinkReply(Reply):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
+from citadel.domain.answer import DegradedReason
 from citadel.entrypoints.mcp.models import (
     AskOutput,
     CitationOut,
@@ -21,6 +22,7 @@ from citadel.entrypoints.mcp.models import (
     SearchHit,
     SearchOutput,
 )
+from citadel.entrypoints.present.labels import NOT_IN_LIBRARY_NOTE
 from citadel.entrypoints.present.neutral import neutral_inline as inline
 from citadel.entrypoints.present.neutral import neutral_markdown as shown
 
@@ -101,6 +103,8 @@ def ask_markdown(output: AskOutput) -> str:
             "",
         )
     )
+    if output.degraded.reason == DegradedReason.NOT_IN_LIBRARY.value:
+        lines.extend((NOT_IN_LIBRARY_NOTE, "", "Closest passages:", ""))
     for rank, hit in enumerate(output.results, start=1):
         lines.extend(_hit(rank, hit))
     return "\n".join(lines).rstrip("\n")

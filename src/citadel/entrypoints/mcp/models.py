@@ -41,7 +41,7 @@ class Span(_Out):
 class Support(_Out):
     """The application's check that the cited passage supports the segment."""
 
-    label: str = Field(description="verbatim, supported, partial or unsupported")
+    label: str = Field(description="verbatim, supported, partial, unsupported or contradicted")
     score: float
     span: Span | None = Field(description="The quoted characters in the passage, for a quotation")
 
@@ -96,22 +96,37 @@ class CitationOut(_Out):
 
 class SegmentOut(_Out):
     text: str
-    support: str | None = Field(description="The strongest support among its citations")
+    support: str | None = Field(
+        description="The strongest support among its citations; contradicted when one"
+        " of them contradicts it"
+    )
     citations: list[CitationOut]
 
 
 class AnswerOut(_Out):
     generator: str
-    limited: bool = Field(description="Segments the passages did not support were removed")
+    limited: bool = Field(
+        description="Segments the passages did not support (or contradicted) were removed"
+    )
     segments: list[SegmentOut]
 
 
 class DegradedOut(_Out):
     reason: str = Field(
-        description="no_evidence, generator_error, generator_timeout, generator_busy,"
-        " invalid_output or unsupported"
+        description="no_evidence, not_in_library (the passages are the closest ones, not an"
+        " answer), generator_error, generator_timeout, generator_busy, invalid_output or"
+        " unsupported"
     )
     detail: str
+
+
+class AnswerabilityOut(_Out):
+    """Whether the evidence answers the question, decided before any generation."""
+
+    score: float = Field(description="The best evidence passage's relevance, in [0, 1]")
+    threshold: float = Field(description="The score an answer must reach to be written")
+    scorer: str = Field(description="The relevance scorer and its weights' version")
+    answerable: bool = Field(description="false: degraded with reason not_in_library")
 
 
 class AskOutput(_Out):
@@ -122,8 +137,14 @@ class AskOutput(_Out):
     query: str
     answer: AnswerOut | None
     degraded: DegradedOut | None
-    results: list[SearchHit] = Field(description="The search results the answer was built from")
+    results: list[SearchHit] = Field(
+        description="The search results the answer was built from (not_in_library: the"
+        " closest passages, which do not answer the question)"
+    )
     manifest_sha256: str | None
+    answerability: AnswerabilityOut | None = Field(
+        description="The answerability decision; null where no relevance scorer decided"
+    )
 
 
 class PassageOut(_Out):

@@ -15,6 +15,7 @@ from citadel.domain.document import Chunk
 from citadel.domain.search import Evidence, SearchResult
 from citadel.domain.source import Source
 from citadel.entrypoints.mcp.models import (
+    AnswerabilityOut,
     AnswerOut,
     AskOutput,
     CitationOut,
@@ -85,6 +86,11 @@ def ask_output(result: AnswerResult) -> AskOutput:
         degraded=degraded,
         results=hits(result.search.results),
         manifest_sha256=body["manifest_sha256"],
+        answerability=(
+            AnswerabilityOut.model_validate(body["answerability"])
+            if body["answerability"]
+            else None
+        ),
     )
 
 

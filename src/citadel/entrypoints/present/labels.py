@@ -52,6 +52,12 @@ def support_mark(citation: Citation) -> str:
 
 LIMITED_NOTE = "Limited answer: segments the cited passages did not support were removed."
 
+NOT_IN_LIBRARY_NOTE = (
+    "The library does not seem to answer this question. The passages shown are the closest"
+    " ones found, not an answer."
+)
+"""Said wherever a ``not_in_library`` result is shown: the passages are not an answer."""
+
 
 _UNITS = ("KiB", "MiB", "GiB", "TiB")
 

@@ -14,7 +14,7 @@ from citadel.app.library import SourceDetails
 from citadel.app.ports import VectorCoverage
 from citadel.app.reindex import ReindexReport
 from citadel.app.resolver import ResolvedLink
-from citadel.domain.answer import AnswerResult, Citation, GenerationRecord
+from citadel.domain.answer import Answerability, AnswerResult, Citation, GenerationRecord
 from citadel.domain.document import Chunk
 from citadel.domain.search import Evidence, SearchResult
 from citadel.domain.source import Source
@@ -101,6 +101,19 @@ def answer_json(result: AnswerResult) -> dict[str, Any]:
         "degraded": degraded,
         "manifest_sha256": result.manifest.sha256 if result.manifest else None,
         "generation": generation_json(result.generation),
+        "answerability": answerability_json(result.answerability),
+    }
+
+
+def answerability_json(decided: Answerability | None) -> dict[str, Any] | None:
+    """The decision made before generation; null where no scorer decided."""
+    if decided is None:
+        return None
+    return {
+        "score": round(decided.score, 4),
+        "threshold": decided.threshold,
+        "scorer": decided.scorer,
+        "answerable": decided.answerable,
     }
 
 

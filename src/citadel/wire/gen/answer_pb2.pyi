@@ -27,6 +27,7 @@ class SupportLabel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SUPPORT_LABEL_SUPPORTED: _ClassVar[SupportLabel]
     SUPPORT_LABEL_PARTIAL: _ClassVar[SupportLabel]
     SUPPORT_LABEL_UNSUPPORTED: _ClassVar[SupportLabel]
+    SUPPORT_LABEL_CONTRADICTED: _ClassVar[SupportLabel]
 
 class DegradedReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -37,6 +38,7 @@ class DegradedReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DEGRADED_REASON_GENERATOR_BUSY: _ClassVar[DegradedReason]
     DEGRADED_REASON_INVALID_OUTPUT: _ClassVar[DegradedReason]
     DEGRADED_REASON_UNSUPPORTED: _ClassVar[DegradedReason]
+    DEGRADED_REASON_NOT_IN_LIBRARY: _ClassVar[DegradedReason]
 LINK_STATE_UNSPECIFIED: LinkState
 LINK_STATE_CANONICAL: LinkState
 LINK_STATE_VIEWER: LinkState
@@ -49,6 +51,7 @@ SUPPORT_LABEL_VERBATIM: SupportLabel
 SUPPORT_LABEL_SUPPORTED: SupportLabel
 SUPPORT_LABEL_PARTIAL: SupportLabel
 SUPPORT_LABEL_UNSUPPORTED: SupportLabel
+SUPPORT_LABEL_CONTRADICTED: SupportLabel
 DEGRADED_REASON_UNSPECIFIED: DegradedReason
 DEGRADED_REASON_NO_EVIDENCE: DegradedReason
 DEGRADED_REASON_GENERATOR_ERROR: DegradedReason
@@ -56,6 +59,7 @@ DEGRADED_REASON_GENERATOR_TIMEOUT: DegradedReason
 DEGRADED_REASON_GENERATOR_BUSY: DegradedReason
 DEGRADED_REASON_INVALID_OUTPUT: DegradedReason
 DEGRADED_REASON_UNSUPPORTED: DegradedReason
+DEGRADED_REASON_NOT_IN_LIBRARY: DegradedReason
 
 class AnswerRequest(_message.Message):
     __slots__ = ("search", "minimum_evidence_score")
@@ -187,8 +191,18 @@ class Generation(_message.Message):
     support_policy: str
     def __init__(self, generator: _Optional[str] = ..., model: _Optional[str] = ..., prompt_version: _Optional[str] = ..., prompt_sha256: _Optional[str] = ..., raw_sha256: _Optional[str] = ..., attempts: _Optional[int] = ..., cached: _Optional[bool] = ..., shared: _Optional[bool] = ..., support_checker: _Optional[str] = ..., support_policy: _Optional[str] = ...) -> None: ...
 
+class Answerability(_message.Message):
+    __slots__ = ("score", "threshold", "scorer")
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    SCORER_FIELD_NUMBER: _ClassVar[int]
+    score: float
+    threshold: float
+    scorer: str
+    def __init__(self, score: _Optional[float] = ..., threshold: _Optional[float] = ..., scorer: _Optional[str] = ...) -> None: ...
+
 class AnswerResponse(_message.Message):
-    __slots__ = ("answer_id", "request_id", "search", "answer", "degraded", "manifest", "generation")
+    __slots__ = ("answer_id", "request_id", "search", "answer", "degraded", "manifest", "generation", "answerability")
     ANSWER_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     SEARCH_FIELD_NUMBER: _ClassVar[int]
@@ -196,6 +210,7 @@ class AnswerResponse(_message.Message):
     DEGRADED_FIELD_NUMBER: _ClassVar[int]
     MANIFEST_FIELD_NUMBER: _ClassVar[int]
     GENERATION_FIELD_NUMBER: _ClassVar[int]
+    ANSWERABILITY_FIELD_NUMBER: _ClassVar[int]
     answer_id: str
     request_id: str
     search: _retrieval_pb2.SearchResponse
@@ -203,4 +218,5 @@ class AnswerResponse(_message.Message):
     degraded: Degraded
     manifest: Manifest
     generation: Generation
-    def __init__(self, answer_id: _Optional[str] = ..., request_id: _Optional[str] = ..., search: _Optional[_Union[_retrieval_pb2.SearchResponse, _Mapping]] = ..., answer: _Optional[_Union[GroundedAnswer, _Mapping]] = ..., degraded: _Optional[_Union[Degraded, _Mapping]] = ..., manifest: _Optional[_Union[Manifest, _Mapping]] = ..., generation: _Optional[_Union[Generation, _Mapping]] = ...) -> None: ...
+    answerability: Answerability
+    def __init__(self, answer_id: _Optional[str] = ..., request_id: _Optional[str] = ..., search: _Optional[_Union[_retrieval_pb2.SearchResponse, _Mapping]] = ..., answer: _Optional[_Union[GroundedAnswer, _Mapping]] = ..., degraded: _Optional[_Union[Degraded, _Mapping]] = ..., manifest: _Optional[_Union[Manifest, _Mapping]] = ..., generation: _Optional[_Union[Generation, _Mapping]] = ..., answerability: _Optional[_Union[Answerability, _Mapping]] = ...) -> None: ...

@@ -24,9 +24,10 @@ from citadel.adapters.generators.extractive.units import Unit, quotable_units
 from citadel.app.ports.inference import Embedder, RelevanceScorer
 from citadel.domain.answer import Candidate, GenerationRequest
 from citadel.domain.limits import Limits
+from citadel.domain.statement import is_statement
 from citadel.domain.validation import RENDERABLE_REASONS, check_display_text
 
-_PROMPT_VERSION = "extractive/4"
+_PROMPT_VERSION = "extractive/5"
 """Bump when the sentence choice changes, so cached answers are not reused.
 
 2: a sentence with HTML markup as the tokenizer reads it (``<Thread(worker 1, ...)>``,
@@ -35,6 +36,8 @@ _PROMPT_VERSION = "extractive/4"
 by words; the best passage first, weakly related ones left out.
 4: a relevance scorer, when given, is most of a unit's score and stops the answer
 where the next unit does not answer (``prompt_version`` then names its weights).
+5: a unit that states nothing (``domain.statement.is_statement``: not a sentence nor a
+code line) is not quoted: it would not be ``verbatim``, so its answer would drop it.
 (A change to what :mod:`.units` cuts also bumps ``stored.FORMAT``: a test pins both.)"""
 
 
@@ -113,6 +116,10 @@ class ExtractiveGenerator:
         # character, too long) is never quoted. A unit is its passage's own words, so
         # the renderable-text rule (a URL, ``<NA>``) is not its: the validator lets a
         # verbatim quotation through it, and the interfaces neutralise it.
+        # A unit that states nothing (too few content words, not code) would not be
+        # ``verbatim``, and a quoting generator's other segments are dropped.
+        if not is_statement(text):
+            return False
         problem = check_display_text(text, self._limits)
         return problem is None or problem.reason in RENDERABLE_REASONS
 

@@ -1,0 +1,162 @@
+"""Fine-tune a three-way MiniLM cross-encoder on the project's support pairs (training only).
+
+Issue 28: an entailment scorer (entails / contradicts / neither) for the support check.
+The data is ours (``data/support/``: written pairs and their programmatic
+perturbations, the project's licence); SciFact only measures (``--scifact``), never
+trains. The model, its export and the training loop are the relevance scorer's
+(``train_support_cross_model.py``, ``train_support_cross.py``) with three outputs and
+class-balanced cross-entropy. The training environment is that script's::
+
+    # leave one book out, for every book in turn; each held-out pair's probabilities
+    PYTHONPATH=src .venv-train/bin/python scripts/train_entailment.py cv --oof /tmp/ent.json
+    # train on every book and write the int8 ONNX graph (output: three logits)
+    PYTHONPATH=src .venv-train/bin/python scripts/train_entailment.py fit --onnx /tmp/ent.onnx
+
+The evidence of a pair is what the run-time checker passes: the passage's
+``SENTENCES`` sentences that share the most content words with the sentence
+(``features_and_sentences``), so a long chunk and a one-sentence passage look alike.
+Classes: 0 SUPPORT (entails), 1 CONTRADICT, 2 NEI. Seeds are fixed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+from tokenizers import Tokenizer
+from train_support_cross import TOKENIZER, encode, fit_and_export, frozen_states, predict, train
+
+from citadel.domain.support_features import features_and_sentences
+
+LABELS = ("SUPPORT", "CONTRADICT", "NEI")
+SENTENCES = 3
+
+
+def evidence(sentence: str, passage: str) -> str:
+    _, chosen = features_and_sentences(sentence, passage, SENTENCES)
+    return " ".join(chosen) or passage
+
+
+def read_rows(paths: list[Path]) -> list[dict[str, str]]:
+    return [
+        json.loads(line)
+        for path in paths
+        for line in path.read_text("utf-8").splitlines()
+        if line.strip()
+    ]
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    z = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return z / z.sum(axis=1, keepdims=True)
+
+
+def figures(labels: np.ndarray, probs: np.ndarray) -> dict[str, float]:
+    """Three-way balanced accuracy (argmax), and the ranking of P(entails): supported
+    against everything else, against contradicted alone and against neither alone."""
+    entail = probs[:, 0]
+    out = {
+        "pairs": len(labels),
+        "balanced_accuracy_3way": round(float(balanced_accuracy_score(labels, probs.argmax(1))), 4),
+        "balanced_accuracy_supported": round(
+            float(balanced_accuracy_score(labels == 0, probs.argmax(1) == 0)), 4
+        ),
+        "auroc_supported": round(float(roc_auc_score(labels == 0, entail)), 4),
+    }
+    for k, name in ((1, "contradicted"), (2, "nei")):
+        keep = (labels == 0) | (labels == k)
+        if len(set(labels[keep])) == 2:
+            out[f"auroc_supported_vs_{name}"] = round(
+                float(roc_auc_score(labels[keep] == 0, entail[keep])), 4
+            )
+    keep = labels == 1
+    if keep.any():  # how often a contradiction is called one
+        out["contradicted_recall"] = round(float((probs[keep].argmax(1) == 1).mean()), 4)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("mode", choices=["cv", "fit"])
+    parser.add_argument("--data", type=Path, default=Path("data/support"))
+    parser.add_argument("--scifact", type=Path, help="also report these SciFact pairs")
+    parser.add_argument("--books", default="", help="cv: only these held-out books (a,b)")
+    parser.add_argument("--layers", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--train-layers", type=int, default=2, help="top layers fine-tuned")
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--head-lr", type=float, default=1e-3)
+    parser.add_argument("--max-pieces", type=int, default=256)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=28)
+    parser.add_argument("--onnx", type=Path, help="fit: write the int8 ONNX model here")
+    parser.add_argument("--oof", type=Path, help="cv: write each held-out pair's logits here")
+    args = parser.parse_args(argv)
+    args.outputs = len(LABELS)
+    torch.set_num_threads(args.threads)
+    rows = read_rows(sorted(args.data.glob("*.jsonl")))
+    y = np.asarray([LABELS.index(r["label"]) for r in rows])
+    books = np.asarray([r["book"] for r in rows])
+    pairs = [(r["sentence"], evidence(r["sentence"], r["passage"])) for r in rows]
+    extra: list[dict[str, str]] = []
+    if args.scifact is not None:  # measured, never trained on: appended after the split
+        extra = read_rows([args.scifact])
+        pairs += [(r["claim"], evidence(r["claim"], r["evidence"])) for r in extra]
+    counts = {b: int((books == b).sum()) for b in sorted(set(books))}
+    print(f"{len(rows)} pairs; per book {counts}; {len(extra)} SciFact", file=sys.stderr)
+    encoded = encode(Tokenizer.from_file(str(TOKENIZER)), pairs, args.max_pieces)
+    started = time.perf_counter()
+    states = frozen_states(encoded, args.layers, args.layers - args.train_layers)
+    print(f"frozen states in {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+    ours = np.arange(len(rows))
+    if args.mode == "fit":
+        if args.onnx is None:
+            parser.error("fit needs --onnx PATH")
+        return fit_and_export(encoded[: len(rows)], states[: len(rows)], y, args)
+    start = args.layers - args.train_layers
+    report: dict[str, dict[str, float]] = {}
+    held_out: list[dict[str, object]] = []
+    scifact = np.arange(len(rows), len(pairs))
+    scifact_probs = []
+    for k, book in enumerate([b for b in args.books.split(",") if b] or sorted(counts)):
+        train_idx, test_idx = ours[books != book], ours[books == book]
+        model = train(encoded, states, y, train_idx, args, args.seed + k, log=f"without {book}")
+        probs = softmax(predict(model, encoded, states, test_idx, start))
+        report[book] = figures(y[test_idx], probs)
+        for kind in sorted({rows[i]["kind"] for i in test_idx}):
+            pick = np.asarray([rows[i]["kind"] == kind for i in test_idx])
+            report[book][f"kind:{kind}:argmax_correct"] = round(
+                float((probs[pick].argmax(1) == y[test_idx][pick]).mean()), 4
+            )
+        print(f"{book}: {json.dumps(report[book])}", file=sys.stderr, flush=True)
+        held_out += [
+            {
+                "id": rows[i]["id"],
+                "book": book,
+                "label": int(y[i]),
+                "kind": rows[i]["kind"],
+                "origin": rows[i]["origin"],
+                "probs": [round(float(p), 5) for p in row],
+            }
+            for i, row in zip(test_idx, probs, strict=True)
+        ]
+        if len(scifact):
+            scifact_probs.append(softmax(predict(model, encoded, states, scifact, start)))
+        if args.oof is not None:
+            args.oof.write_text(json.dumps(held_out), "utf-8")
+    if scifact_probs:  # the average of the fold models, on pairs none of them saw
+        sy = np.asarray([LABELS.index(r["label"]) for r in extra])
+        report["scifact"] = figures(sy, np.mean(scifact_probs, axis=0))
+    print(json.dumps(report), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,114 @@
+"""Whether a text states anything: the rule shared by the ``verbatim`` label and by
+validation.
+
+A passage contains many strings that state nothing: a number (``12``, ``1.2``,
+``2 1.3``, ``50 MB``), a stop word (``the``), a letter (``x``), an identifier
+(``lapply``). A segment made of one of them "quotes" its passage by accident, and
+must never be shown as the book's words. Two predicates, one stricter than the other:
+
+- :func:`states_something` — validation's floor: at least one content word, or a
+  code line. A segment below it is refused (``states_nothing``), as ``...`` is.
+- :func:`is_statement` — what a quotation needs to be ``verbatim``: a sentence
+  (three content words, or two among at least four words: "Git stores snapshots.",
+  "The trial ran from 2001 to 2005"), or a code line.
+
+A **content word** is a word (letters and digits, as ``domain.text`` splits them)
+that begins with a letter, has at least two characters and is not a stop word;
+numbers, and a unit right after a number (``50 MB``, ``12 ms``), are not.
+A **code line** is a line with code punctuation — an assignment or operator
+(``<-``, ``=``, ``==``, ``::``, ``%in%``, ``|>``), a call or index (``c(``,
+``x[``), braces, a closing ``;``, an R/shell ``$name``, a command-line option
+(`` -m``, ``--all``) — and at least one identifier and two tokens: ``x <- c(1, 2)``
+and ``git commit -m "fix"`` are code lines; ``1 + 2``, ``ls()`` and ``x`` are not. A
+line after a prompt (``$ ``, ``>>> ``, ``> ``, ``postgres=# ``) is code when an
+identifier or an operator follows it: ``> x`` and ``>>> 2 + 2`` are, ``> 12`` is not.
+
+Standard library only: the domain's import contract.
+"""
+
+from __future__ import annotations
+
+import re
+
+from citadel.domain.text import _WORD, STOPWORDS
+
+STATEMENT_MIN_CONTENT_WORDS = 3
+"""A sentence, for the ``verbatim`` label: "Git stores snapshots." has three content
+words; "the working directory" and "version 2.7" have two and one."""
+SHORT_STATEMENT_CONTENT_WORDS = 2
+SHORT_STATEMENT_MIN_WORDS = 4
+"""Or two content words among at least four words, numbers and stop words counted:
+"The trial ran from 2001 to 2005" states something; "the working directory" does not."""
+
+_UNITS = (
+    "%|percent|bytes?|bits?|[kmgtp]i?b|ms|us|ns|s|sec|secs|seconds?|min|mins|minutes?|h|hrs?"
+    "|hours?|days?|weeks?|months?|years?|[kmg]?hz|mm|cm|km|m|kg|g|mg|ml|l|px|pt|em|k|x"
+    "|times|fold"
+)
+_NUMBER_WITH_UNIT = re.compile(
+    rf"(?<![^\W_])[-+]?\d[\d.,]*(?:\s?(?:{_UNITS})(?![^\W_]))?", re.IGNORECASE
+)
+"""A number, with the unit right after it: neither is a content word."""
+
+_CODE_MARK = re.compile(
+    r"<<?-|->|:=|[=!<>]=|\|>|%[A-Za-z_]*%|::|&&|\|\|"  # operators
+    r"|(?<![=<>!])=(?!=)"  # an assignment or a keyword argument
+    r"|(?<![\w.])[A-Za-z_][\w.]*[(\[]"  # a call or an index: c(, x[, df.frame(
+    r"|[{}]|;\s*$"  # braces, a statement's end
+    r"|\$[A-Za-z_]"  # R's df$col, a shell's $HOME
+    r"|(?:^|\s)--?[A-Za-z][\w-]*"  # a command-line option
+    r"|\s[+*/<>]\s"  # arithmetic or a comparison between spaces
+)
+_PROMPT = re.compile(r"(?:\$|>>>|>|[\w-]*=[#>])\s+(?=\S)")
+"""A shell, Python, R or psql prompt as the books print them (``$ ``, ``>>> ``, ``> ``,
+``postgres=# ``)."""
+_OPERATOR = re.compile(r"[-+*/%^<>=]")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d+)?|\"[^\"\n]*\"|'[^'\n]*'")
+
+
+def content_words(text: str) -> list[str]:
+    """The content words of ``text``, case-folded, in order (repeats kept)."""
+    rest = _NUMBER_WITH_UNIT.sub(" ", text)
+    return [
+        word
+        for word in (m.group(0).casefold() for m in _WORD.finditer(rest))
+        if len(word) >= 2 and word[0].isalpha() and word not in STOPWORDS
+    ]
+
+
+def is_code_line(line: str) -> bool:
+    """Whether one line reads as code: code punctuation, an identifier and two tokens; or
+    a prompt followed by an identifier or an operator (``> x``, ``>>> 2 + 2``)."""
+    line = line.strip()
+    prompt = _PROMPT.match(line)
+    if prompt is not None:
+        body = line[prompt.end() :]
+        return _IDENTIFIER.search(body) is not None or _OPERATOR.search(body) is not None
+    if not line or _CODE_MARK.search(line) is None or _IDENTIFIER.search(line) is None:
+        return False
+    return len(_TOKEN.findall(line)) >= 2
+
+
+def has_code_line(text: str) -> bool:
+    return any(is_code_line(line) for line in text.splitlines())
+
+
+def states_something(text: str) -> bool:
+    """Validation's floor: a content word, or a code line (``12``, ``x``, ``the``,
+    ``2 1.3`` and ``50 MB`` state nothing)."""
+    return bool(content_words(text)) or has_code_line(text)
+
+
+def is_statement(text: str) -> bool:
+    """What a quotation must be to be ``verbatim``: a sentence (``STATEMENT_MIN_CONTENT_WORDS``
+    content words, or ``SHORT_STATEMENT_CONTENT_WORDS`` among ``SHORT_STATEMENT_MIN_WORDS``
+    words) or a code line."""
+    content = len(content_words(text))
+    if content >= STATEMENT_MIN_CONTENT_WORDS:
+        return True
+    if content >= SHORT_STATEMENT_CONTENT_WORDS and len(_WORD.findall(text)) >= (
+        SHORT_STATEMENT_MIN_WORDS
+    ):
+        return True
+    return has_code_line(text)
