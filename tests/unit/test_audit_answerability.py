@@ -96,3 +96,17 @@ def test_records_made_before_the_decision_still_read_and_verify() -> None:
     assert old.answerability is None and old.verdict == "accepted"
     assert world.audit.replay("old-1", ACTOR).holds
     assert "answerability: -" in audit_text(old)
+
+
+def test_the_http_audit_reply_takes_every_key_the_record_stores() -> None:
+    # The class of defect: the record gains a key and the reply model, which forbids
+    # extra fields, turns every /v1/answers/{id}/audit call into a 500.
+    from citadel.entrypoints.http.admin_replies import AuditRecordReply
+
+    for score in (0.25, 0.75):
+        world = World(score=score)
+        record = world.audit.show(world.ask().answer_id, ACTOR)
+        body = json.loads(record.to_json())
+        reply = AuditRecordReply.model_validate(body)
+        assert reply.answerability is not None and reply.answerability.score == score
+        assert set(body) <= set(AuditRecordReply.model_fields)

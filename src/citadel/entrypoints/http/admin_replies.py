@@ -140,6 +140,12 @@ class AuditSupport(Reply):
     limited: bool
 
 
+class AuditAnswerability(Reply):
+    score: float
+    threshold: float
+    scorer: str
+
+
 class AuditCitationSupport(Reply):
     label: SupportLabel
     score: float | None
@@ -165,6 +171,11 @@ class AuditRecordReply(Reply):
     generation: AuditGeneration
     verdict: AuditVerdict
     support: AuditSupport
+    answerability: AuditAnswerability | None = Field(
+        default=None,
+        description="The answerability decision made before generation (none in records"
+        " made before it, or without a relevance scorer).",
+    )
     citations: list[AuditCitation]
 
 
