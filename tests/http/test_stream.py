@@ -100,6 +100,14 @@ def read_events(base: str, path: str, **kwargs: Any) -> tuple[list[Event], bytes
     return events, raw
 
 
+def found(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An answer's search results as the search event has them: without their place in
+    the answer's evidence list."""
+    return [
+        {k: v for k, v in r.items() if k not in {"number", "cited", "footnote"}} for r in results
+    ]
+
+
 def _stable(body: dict[str, Any]) -> dict[str, Any]:
     """An answer body without what differs between two requests for the same question."""
     out = {k: v for k, v in body.items() if k not in {"answer_id", "request_id", "generation"}}
@@ -127,7 +135,9 @@ def test_the_search_arrives_first_then_the_answer_whole_then_done(
     # starts only after search): the answer came a whole pause later.
     assert answer.at - search.at >= DELAY_S * 0.75, (search.at, answer.at)
     assert search.data["results"] and "retry budget" in search.data["results"][0]["passage"]
-    assert search.data["results"] == answer.data["search"]["results"]
+    # The answer's results are the same passages, each told whether the answer cites it.
+    assert search.data["results"] == found(answer.data["search"]["results"])
+    assert any(r["cited"] for r in answer.data["search"]["results"])
     assert done.data == {"answer_id": answer.data["answer_id"]}
     # The answer event is /v1/answer's body for the same question.
     plain = httpx.post(base + "/v1/answer", json=body, headers=bearer(library, "ada"), timeout=30)
@@ -161,6 +171,11 @@ def test_the_web_stream_sends_the_pages_own_fragments_and_needs_the_csrf_token(
     assert search.data["permalink"] == "/ask?" + urlencode({"q": question})
     assert 'class="footnotes"' in answer.data["html"]
     assert 'href="/answers/' in answer.data["html"]
+    # The passages again, now numbered as the footnotes, the cited ones marked.
+    assert 'data-cited="true"' not in search.data["html"]
+    assert (
+        '<li id="passage-1" value="1" class="cited" data-cited="true">' in answer.data["evidence"]
+    )
 
 
 def test_a_failing_generator_streams_the_search_then_degraded(tmp_path: Path) -> None:
@@ -176,7 +191,8 @@ def test_a_failing_generator_streams_the_search_then_degraded(tmp_path: Path) ->
         degraded = events[1].data
         assert degraded["answer"] is None
         assert degraded["degraded"]["reason"] == "generator_error"
-        assert degraded["search"]["results"] == events[0].data["results"]
+        assert found(degraded["search"]["results"]) == events[0].data["results"]
+        assert not any(r["cited"] for r in degraded["search"]["results"])
         assert _stable(degraded) == _stable(plain.json())
     finally:
         library.services.close()

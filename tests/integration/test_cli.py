@@ -182,7 +182,10 @@ def test_the_answer_cites_the_chapter_on_reading_data(asked: dict[str, Any]) -> 
 def test_ask_prints_footnotes_with_page_labels(library_home: Path, asked: dict[str, Any]) -> None:
     outcome = cli("ask", "--home", str(library_home), QUESTION)
     assert outcome.exit_code == 0, outcome.stderr
-    footnotes = re.findall(r"^\[(\d+)\] (An Introduction to R, ch\. .*)$", outcome.stdout, re.M)
+    # The cited passages head the evidence list, under the numbers the marks use.
+    footnotes = re.findall(
+        r"^\[(\d+)\] cited  (An Introduction to R, ch\. .*)$", outcome.stdout, re.M
+    )
     assert footnotes, outcome.stdout
     assert [int(n) for n, _ in footnotes] == list(range(1, len(footnotes) + 1))
     assert any(note.startswith("An Introduction to R, ch. 7") for _, note in footnotes)
@@ -195,6 +198,10 @@ def test_ask_prints_footnotes_with_page_labels(library_home: Path, asked: dict[s
     assert len(footnotes) == len(cited)
     for (_, note), pages in zip(footnotes, cited.values(), strict=True):
         assert note.endswith(f"p. {pages}"), (note, pages)
+    # --json says the same: each search result the answer cites carries its footnote.
+    numbered = {r["footnote"]: r["evidence_id"] for r in asked["search"]["results"] if r["cited"]}
+    assert [numbered[n] for n in sorted(numbered)] == list(cited)
+    assert "Further passages:" in outcome.stdout
 
 
 @pytest.mark.shared

@@ -19,6 +19,8 @@ from citadel.domain.audit import AuditRecord
 from citadel.domain.search import SearchResult
 from citadel.domain.source import Source
 from citadel.domain.users import User
+from citadel.entrypoints.present.blocks import lead
+from citadel.entrypoints.present.evidence_list import citation_key, evidence_list, footnote_numbers
 from citadel.entrypoints.present.labels import (
     LIMITED_NOTE,
     NOT_IN_LIBRARY_NOTE,
@@ -29,23 +31,26 @@ from citadel.entrypoints.present.labels import (
 )
 from citadel.entrypoints.present.neutral import neutral_inline, neutral_markdown
 
+FURTHER_SHOWN = 5
+"""Uncited passages the terminal lists after the cited ones (``--json`` has them all)."""
+
 
 def answer_text(result: AnswerResult) -> str:
-    """The human form: answer prose with numbered footnotes, or passages when degraded."""
+    """The human form: answer prose with numbered footnote marks, then the evidence list
+    under the same numbers (cited passages first, then further ones); or passages when
+    degraded."""
     lines: list[str] = []
     if result.answer is not None:
-        numbers: dict[str, int] = {}
-        notes: list[str] = []
+        numbers = footnote_numbers(result.answer)
+        notes: dict[int, Citation] = {}
         for segment in result.answer.segments:
             marks = []
             for citation in segment.citations:
+                number = numbers[citation_key(citation)]
                 # Forbidden citations carry no ids: each gets its own bare note.
-                key = citation.evidence_id or f"forbidden-{citation.ref}"
-                if key not in numbers:
-                    numbers[key] = len(numbers) + 1
-                    notes.append(_note(numbers[key], citation) + link_note(citation))
+                notes.setdefault(number, citation)
                 mark = support_mark(citation)
-                marks.append(f"[{numbers[key]}: {mark}]" if mark else f"[{numbers[key]}]")
+                marks.append(f"[{number}: {mark}]" if mark else f"[{number}]")
             text = neutral_markdown(segment.text)
             # A fenced block's closing fence stands alone on its line.
             lines.append(
@@ -54,7 +59,7 @@ def answer_text(result: AnswerResult) -> str:
         if result.answer.limited:
             lines.extend(("", LIMITED_NOTE))
         lines.append("")
-        lines.extend(notes)
+        lines.extend(evidence_lines(result, notes))
     elif result.degraded is not None and result.degraded.reason is DegradedReason.NOT_IN_LIBRARY:
         lines.append(f"No answer (not_in_library). {NOT_IN_LIBRARY_NOTE}")
         lines.append(f"({result.degraded.detail})")
@@ -70,10 +75,32 @@ def answer_text(result: AnswerResult) -> str:
     return "\n".join(lines)
 
 
-def _note(number: int, citation: Citation) -> str:
+def evidence_lines(result: AnswerResult, notes: dict[int, Citation]) -> list[str]:
+    """The evidence list: each cited passage as its footnote (``[1] cited  …``, with
+    where it opens), then up to ``FURTHER_SHOWN`` further passages, numbered on, each
+    with its score, plain source label and first words (the resolver gave them no link)."""
+    further = [p for p in evidence_list(result) if not p.cited]
+    found = len(result.search.results)
+    lines = [f"Evidence ({len(notes)} cited, of {found} passages found):"]
+    # A cited passage is its footnote (a forbidden one says only that the reader may
+    # not see it); its number is the one the marks above use.
+    lines.extend(_note(n, c, "cited  ") + link_note(c) for n, c in sorted(notes.items()))
+    if further:
+        lines.append("Further passages:")
+    for p in further[:FURTHER_SHOWN]:
+        e = p.evidence
+        where = ", ".join(x for x in (e.title, chapter_label(e.chapter), pages_label(e.pages)) if x)
+        lines.append(f"[{p.number}] ({e.score:.2f}) {neutral_inline(where)}")
+        lines.append(f"    {neutral_markdown(lead(e.passage))}")
+    if len(further) > FURTHER_SHOWN:
+        lines.append(f"({len(further) - FURTHER_SHOWN} more: `--json` lists every passage)")
+    return lines
+
+
+def _note(number: int, citation: Citation, mark: str = "") -> str:
     """The footnote line, its title, chapter and section shown as library text."""
     prefix = f"[{number}] "
-    return prefix + neutral_inline(footnote(number, citation).removeprefix(prefix))
+    return prefix + mark + neutral_inline(footnote(number, citation).removeprefix(prefix))
 
 
 _LINK_NOTES = {

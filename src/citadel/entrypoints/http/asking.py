@@ -5,7 +5,8 @@
   without JavaScript) checks the CSRF token and redirects there.
 - ``POST /ask/stream`` (the form, sent by ``app.js``) is the answer as an event
   stream (``streaming``): the passages as soon as search finishes, then the
-  validated answer, each as the same escaped fragment the plain page renders.
+  validated answer with the passages again, numbered as its footnotes, each as the
+  same escaped fragment the plain page renders.
 - ``GET /answers/{answer_id}/citations/{ref}`` is where a footnote goes: the
   citation is resolved again for the reader now, and a link the resolver gives is
   followed with a freshly signed one, so a page left open keeps working past a
@@ -132,11 +133,15 @@ async def ask_stream(request: Request, actor: Reader) -> Response:
     def final_shape(result: AnswerResult) -> dict[str, Any]:
         view = answer_view(result, query.permalink)
         html = fragment("_answer.html", view=view, permalink=query.permalink)
-        shape = {"html": html, "answer_id": result.answer_id, "permalink": query.permalink}
-        if view.closest:
-            # The passages went out as evidence before the decision: relabel them.
-            shape["evidence"] = fragment("_evidence.html", passages=view.passages, closest=True)
-        return shape
+        # The passages again, now numbered as the footnotes and marked where cited;
+        # for not_in_library, relabelled: they are the closest passages, not evidence.
+        evidence = fragment("_evidence.html", passages=view.passages, closest=view.closest)
+        return {
+            "html": html,
+            "evidence": evidence,
+            "answer_id": result.answer_id,
+            "permalink": query.permalink,
+        }
 
     events = answer_events(
         state.answering,

@@ -17,6 +17,11 @@ from citadel.domain.search import Evidence
 from citadel.domain.source import Source
 from citadel.domain.users import Actor, Role
 from citadel.entrypoints.present.blocks import Block, lead, passage_blocks
+from citadel.entrypoints.present.evidence_list import (
+    citation_key,
+    evidence_list,
+    footnote_numbers,
+)
 from citadel.entrypoints.present.labels import (
     LIMITED_NOTE,
     NOT_IN_LIBRARY_NOTE,
@@ -153,6 +158,14 @@ class Passage:
     """The text as prose paragraphs and code blocks (``passage_blocks``)."""
     lead: str = ""
     """The first words, shown while the passage is collapsed."""
+    number: int = 0
+    """In the evidence list: the footnote's number when cited, else after the footnotes."""
+    cited: bool = False
+    href: str | None = None
+    """A footnote's route (``footnote_href``), as ``listed_passages`` gives it; or None."""
+    external: bool = False
+    label: str = ""
+    """The link's words, or why there is no link."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,18 +205,17 @@ def where(citation: Citation) -> str:
 def answer_view(result: AnswerResult, back: str = "") -> AnswerView:
     sentences: list[Sentence] = []
     footnotes: list[Footnote] = []
-    numbers: dict[str, int] = {}
+    numbers = footnote_numbers(result.answer)
     if result.answer is not None:
         for segment in result.answer.segments:
             marks: list[Mark] = []
             for citation in segment.citations:
-                key = citation.evidence_id or f"forbidden-{citation.ref}"
-                if key not in numbers:
-                    numbers[key] = len(numbers) + 1
+                number = numbers[citation_key(citation)]
+                if len(footnotes) < number:
                     href, external = safe_href(citation)
                     footnotes.append(
                         Footnote(
-                            number=numbers[key],
+                            number=number,
                             where=where(citation),
                             state=citation.link_state.value,
                             label=LINK_WORDS[citation.link_state],
@@ -214,8 +226,8 @@ def answer_view(result: AnswerResult, back: str = "") -> AnswerView:
                             support=support_mark(citation),
                         )
                     )
-                if all(m.number != numbers[key] for m in marks):
-                    marks.append(Mark(numbers[key], support_mark(citation)))
+                if all(m.number != number for m in marks):
+                    marks.append(Mark(number, support_mark(citation)))
             sentences.append(Sentence(segment.text, tuple(marks)))
     degraded = result.degraded
     return AnswerView(
@@ -225,7 +237,7 @@ def answer_view(result: AnswerResult, back: str = "") -> AnswerView:
         footnotes=tuple(footnotes),
         degraded=DEGRADED_WORDS.get(degraded.reason, degraded.detail) if degraded else None,
         degraded_code=degraded.reason.value if degraded else None,
-        passages=passages(result.search.results),
+        passages=listed_passages(result, footnotes, back),
         limited=LIMITED_NOTE if result.answer is not None and result.answer.limited else None,
         closest=closest_passages(result),
     )
@@ -238,25 +250,41 @@ def closest_passages(result: AnswerResult) -> bool:
 
 
 def passages(results: Sequence[Evidence]) -> tuple[Passage, ...]:
-    return tuple(
-        Passage(
-            rank=rank,
-            where=", ".join(
-                p
-                for p in (
-                    e.title,
-                    # A book without chapters has its title as the chapter: say it once.
-                    chapter_label(e.chapter) if e.chapter != e.title else "",
-                    pages_label(e.pages),
-                )
-                if p
-            ),
-            score=f"{e.score:.2f}",
-            text=e.passage,
-            blocks=passage_blocks(e.passage),
-            lead=lead(e.passage),
-        )
-        for rank, e in enumerate(results, start=1)
+    """The search results as found, before there is an answer: numbered by rank."""
+    return tuple(passage(e, rank) for rank, e in enumerate(results, start=1))
+
+
+def listed_passages(
+    result: AnswerResult, footnotes: Sequence[Footnote], back: str = ""
+) -> tuple[Passage, ...]:
+    """The evidence list beside an answer (``evidence_list``): a cited passage under its
+    footnote's number, linked as the footnote is; the others numbered on, opened through
+    the same route (resolved on the click) if the answer's manifest has them."""
+    notes = {note.number: note for note in footnotes}
+    shown: list[Passage] = []
+    for p in evidence_list(result):
+        note = notes.get(p.number) if p.cited else None
+        link: dict[str, Any] = {}
+        if note is not None:
+            link = {"href": note.href, "external": note.external, "label": note.label}
+        elif p.ref is not None:
+            route = footnote_href(result.answer_id, p.ref, back)
+            link = {"href": route, "label": LINK_WORDS[LinkState.VIEWER]}
+        shown.append(passage(p.evidence, p.rank, number=p.number, cited=p.cited, **link))
+    return tuple(shown)
+
+
+def passage(e: Evidence, rank: int, **listed: Any) -> Passage:
+    # A book without chapters has its title as the chapter: say it once.
+    chapter = chapter_label(e.chapter) if e.chapter != e.title else ""
+    return Passage(
+        rank=rank,
+        where=", ".join(p for p in (e.title, chapter, pages_label(e.pages)) if p),
+        score=f"{e.score:.2f}",
+        text=e.passage,
+        blocks=passage_blocks(e.passage),
+        lead=lead(e.passage),
+        **{"number": rank, **listed},
     )
 
 

@@ -125,6 +125,18 @@ class GenerationReply(Reply):
     shared: bool
 
 
+class AnswerEvidenceReply(EvidenceReply):
+    """A search result beside an answer, with its place in the answer's evidence list:
+    the passages the answer cites come first under their footnote numbers, the others
+    follow in search order, numbered on (the CLI and the web UI show the same list)."""
+
+    number: int = Field(ge=1, description="Its number in the evidence list.")
+    cited: bool = Field(description="Whether the answer cites this passage.")
+    footnote: int | None = Field(
+        ge=1, description="The footnote number the answer cites it under; null when uncited."
+    )
+
+
 class AnswerabilityReply(Reply):
     """Whether the evidence answers the question, decided before any generation."""
 
@@ -137,7 +149,7 @@ class AnswerabilityReply(Reply):
 
 
 class AnswerSearch(Reply):
-    results: list[EvidenceReply]
+    results: list[AnswerEvidenceReply] = Field(description="In search order, best first.")
 
 
 class AnswerReply(Reply):

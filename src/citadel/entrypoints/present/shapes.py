@@ -20,6 +20,7 @@ from citadel.domain.search import Evidence, SearchResult
 from citadel.domain.source import Source
 from citadel.domain.support import Support
 from citadel.domain.users import User
+from citadel.entrypoints.present.evidence_list import evidence_list
 
 
 def evidence_json(e: Evidence) -> dict[str, Any]:
@@ -95,7 +96,7 @@ def answer_json(result: AnswerResult) -> dict[str, Any]:
         "answer_id": result.answer_id,
         "request_id": result.request_id,
         "query": result.search.query,
-        "search": {"results": [evidence_json(e) for e in result.search.results]},
+        "search": {"results": answer_evidence_json(result)},
         "answer": answer,
         "degraded": degraded,
         "manifest_sha256": result.manifest.sha256 if result.manifest else None,
@@ -114,6 +115,17 @@ def answerability_json(decided: Answerability | None) -> dict[str, Any] | None:
         "scorer": decided.scorer,
         "answerable": decided.answerable,
     }
+
+
+def answer_evidence_json(result: AnswerResult) -> list[dict[str, Any]]:
+    """The answer's search results in search order, each as ``evidence_json`` with its
+    place in the evidence list: ``number``, whether the answer cites it (``cited``) and
+    its footnote number (``footnote``, null when uncited; see ``evidence_list``)."""
+    listed = sorted(evidence_list(result), key=lambda p: p.rank)
+    return [
+        {**evidence_json(p.evidence), "number": p.number, "cited": p.cited, "footnote": p.footnote}
+        for p in listed
+    ]
 
 
 def generation_json(record: GenerationRecord | None) -> dict[str, Any] | None:

@@ -102,9 +102,10 @@
               } else {
                 result.prepend.apply(result, fresh);
               }
+              // The passages again: numbered as the footnotes, the cited ones marked (or,
+              // for not_in_library, labelled as the closest passages, not evidence).
               var evidence = result.querySelector("section.evidence");
               if (data.evidence && evidence) {
-                // not_in_library: the passages shown are the closest ones, not evidence.
                 evidence.replaceWith.apply(evidence, nodes(data.evidence));
               }
             } else if (name === "error") {
