@@ -1,8 +1,8 @@
 """Benchmark: the packaged relevance cross-encoder on one answer's passages and sentences.
 
-Two shapes, each the scorer's work for one answer: (question, 8 passages of ~200
-words) — the answerability decision and the evidence order — and (question, 40
-sentences) — the extractive generator's choice. Questions and text are the project's
+Two shapes: (question, 16 sentences) — the answerability decision's work for one
+answer (``app.answerability.SENTENCES``) — and (question, 8 passages of ~200 words),
+the most a caller scoring whole passages would ask. Questions and text are the project's
 own (``data/answerability/answerable-*.jsonl``: each passage is a book's answer strings
 joined to ~200 words, the sentences their sentences). Every repetition asks another
 question with the cache off, so each pair runs the model; the ``cached`` row asks
@@ -25,12 +25,13 @@ from pathlib import Path
 
 from citadel.adapters.embedding.cpu_kernels import exact_int8_products
 from citadel.adapters.relevance import CrossEncoderRelevance
+from citadel.app import answerability
 from citadel.domain.text import split_sentences
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "answerability"
 PASSAGES = 8
 PASSAGE_WORDS = 200
-SENTENCES = 40
+SENTENCES = answerability.SENTENCES
 FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8", "avx2")
 
 

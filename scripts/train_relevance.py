@@ -334,7 +334,7 @@ def calibrate(oof_path: Path, onnx: Path, answered: float, name: str, max_pieces
         "threshold": threshold,
         "sha256": hashlib.sha256(data).hexdigest(),
         "bytes": len(data),
-        "calibrated_on": f"{len(passages)} held-out passage pairs, {len(best)} questions",
+        "calibrated_on": f"{len(passages)} held-out sentence pairs, {len(best)} questions",
         "at_threshold": table[str(threshold)],
     }
     onnx.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", "utf-8")

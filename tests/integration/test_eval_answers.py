@@ -86,6 +86,10 @@ def test_reports_the_figures_overall_and_per_book(
     qa: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CITADEL_EMBEDDER", "hashing")
+    # The harness's arithmetic, without the answerability decision (whose figures on
+    # real books are docs/answers.md's; on this four-paragraph book its coverage
+    # factor refuses a question whose verb the book never uses).
+    monkeypatch.setenv("CITADEL_RELEVANCE", "off")
     home = tmp_path / "eval-home"
     report = evaluate(qa, home)
     assert (report["books"], report["ingested"]) == (1, 1)
@@ -154,6 +158,7 @@ def test_unanswerable_questions_are_answered_too_and_reported_by_kind(
     qa: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CITADEL_EMBEDDER", "hashing")
+    monkeypatch.setenv("CITADEL_RELEVANCE", "off")
     unanswerable = tmp_path / "unanswerable.jsonl"
     rows = [
         {"id": "u1", "kind": "far", "topic": "zoo", "near_book": None, "question": "okapi quokka"},
@@ -179,3 +184,22 @@ def test_unanswerable_questions_are_answered_too_and_reported_by_kind(
     assert text.exit_code == 0, text.output
     assert "2 unanswerable and 5 answerable questions" in text.stdout
     assert "answerability: no result carries a score" in text.stdout
+
+
+def test_with_the_packaged_scorer_every_answered_result_carries_its_score(
+    qa: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CITADEL_EMBEDDER", "hashing")
+    unanswerable = tmp_path / "unanswerable.jsonl"
+    row = {"id": "u1", "kind": "near", "near_book": "notes", "question": "queue retry in Kafka"}
+    unanswerable.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    args = ["eval", "answers", "--qa", str(qa), "--books", str(qa.parent / "books")]
+    args += ["--home", str(tmp_path / "home"), "--unanswerable", str(unanswerable)]
+    result = CliRunner().invoke(app, [*args, "--json", "--thresholds", "0.15"])
+    assert result.exit_code == 0, result.output
+    abstention = json.loads(result.stdout.strip().splitlines()[-1])["abstention"]
+    assert [d["scorer"] for d in abstention["decided_by"]] == ["relevance-minilm-l3/1"]
+    (question,) = abstention["questions"]
+    # "kafka" is in no passage of the book: coverage 2/3, so at most (2/3)^4 of the best.
+    assert question["answerability"] is not None and question["answerability"] < 0.2
+    assert question["degraded"] == "not_in_library"

@@ -85,7 +85,13 @@ class Hostile:
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hostile]:
     home = tmp_path_factory.mktemp("renderable")
-    settings = Settings(home=home, embedder="hashing", http=HttpSettings(rate_per_minute=10_000))
+    # The generator's output is what is tested: no answerability decision before it.
+    settings = Settings(
+        home=home,
+        embedder="hashing",
+        relevance="off",
+        http=HttpSettings(rate_per_minute=10_000),
+    )
     services = build(settings, generator=ScriptedGenerator([scripted]))
     book = home / "hostile-renderings.txt"
     book.write_text(BOOK, encoding="utf-8")

@@ -171,6 +171,7 @@ def test_an_answer_over_split_mode_is_one_trace_with_every_stage(
         "answer",
         "citadel.v1.Retrieval/Search",
         "selection",
+        "answerability",
         "generation",
         "attempt",
         "validation",

@@ -203,6 +203,7 @@ STAGES = {
     "dense",
     "fusion",
     "selection",
+    "answerability",
     "generation",
     "attempt",
     "validation",
@@ -234,6 +235,7 @@ def test_an_answer_has_one_span_per_stage_in_one_trace(
         "dense": "search",  # on the search's other thread
         "fusion": "search",
         "selection": "answer",
+        "answerability": "answer",
         "generation": "answer",
         "attempt": "generation",
         "validation": "generation",

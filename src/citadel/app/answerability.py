@@ -206,7 +206,7 @@ def not_in_library(answerability: Answerability) -> Degraded:
     """The degradation of an answer the evidence does not answer, saying what was found."""
     return Degraded(
         DegradedReason.NOT_IN_LIBRARY,
-        "the library does not seem to answer the question: the best passage scored"
+        "the library does not seem to answer the question: its answerability score was"
         f" {answerability.score:.2f}, under the answerability threshold"
         f" {answerability.threshold:.2f} ({answerability.scorer}); the closest passages"
         " are shown, not an answer, and the generator was not called",
