@@ -42,7 +42,7 @@ from citadel.settings_search import SEARCH_SETTINGS
 
 GENERATORS = ("extractive", "openai")
 EMBEDDERS = ("minilm", "minilm-float", "hashing", "none")
-RELEVANCE_SCORERS = ("model", "lexical", "off")
+RELEVANCE_SCORERS = ("model", "cross-encoder", "lexical", "off")
 COOKIE_SECURITY = ("auto", "always")
 _LIMITS = Limits()
 _MIB = 1024 * 1024
@@ -80,9 +80,10 @@ SETTINGS: tuple[Setting, ...] = (
         "relevance",
         Choice(RELEVANCE_SCORERS),
         "model",
-        "the question-passage relevance scorer: `model` (the packaged cross-encoder; when it"
-        " cannot load, `lexical` with a warning), `lexical` (the share of the question's terms"
-        " a text holds, no model) or `off` (docs/relevance.md)",
+        "the question-passage relevance scorer: `model` (the packaged cross-encoder and the"
+        " lexical scorer, their geometric mean; when the model cannot load, `lexical` with a"
+        " warning), `cross-encoder` (the model alone), `lexical` (the share of the question's"
+        " terms a text holds, no model) or `off` (docs/relevance.md)",
     ),
     Setting(
         "CITADEL_LLM_BASE_URL",

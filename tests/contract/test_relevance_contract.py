@@ -15,16 +15,17 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from citadel.adapters.relevance import CrossEncoderRelevance, LexicalRelevance
+from citadel.adapters.relevance import CrossEncoderRelevance, GeometricBlend, LexicalRelevance
 from citadel.app.ports import RelevanceScorer
 from tests.fakes.relevance import TableRelevance
 
 FACTORIES: dict[str, Callable[[], RelevanceScorer]] = {
     "cross-encoder": CrossEncoderRelevance,
     "lexical": LexicalRelevance,
+    "blend": lambda: GeometricBlend(CrossEncoderRelevance(), LexicalRelevance()),
     "table": TableRelevance,
 }
-RANKERS = ("cross-encoder", "lexical")
+RANKERS = ("cross-encoder", "lexical", "blend")
 """The adapters that must tell an answering passage from an unrelated one."""
 
 QUESTION = "How do I read the man page for git clone?"

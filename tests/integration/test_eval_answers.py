@@ -198,7 +198,8 @@ def test_with_the_packaged_scorer_every_answered_result_carries_its_score(
     result = CliRunner().invoke(app, [*args, "--json", "--thresholds", "0.15"])
     assert result.exit_code == 0, result.output
     abstention = json.loads(result.stdout.strip().splitlines()[-1])["abstention"]
-    assert [d["scorer"] for d in abstention["decided_by"]] == ["relevance-minilm-l3/1"]
+    scorers = [d["scorer"] for d in abstention["decided_by"]]
+    assert scorers == ["relevance-minilm-l3/1+relevance-lexical/1"]
     (question,) = abstention["questions"]
     # "kafka" is in no passage of the book: coverage 2/3, so at most (2/3)^4 of the best.
     assert question["answerability"] is not None and question["answerability"] < 0.2

@@ -14,6 +14,7 @@ import pytest
 
 from citadel.adapters.relevance import (
     CrossEncoderRelevance,
+    GeometricBlend,
     LexicalRelevance,
     RelevanceUnavailable,
     ScoreCache,
@@ -170,9 +171,21 @@ def test_the_setting_chooses_the_scorer() -> None:
     assert wiring.relevance_scorer(Settings.from_env({"CITADEL_RELEVANCE": "off"})) is None
     lexical = wiring.relevance_scorer(Settings.from_env({"CITADEL_RELEVANCE": "lexical"}))
     assert isinstance(lexical, LexicalRelevance)
-    model = wiring.relevance_scorer(Settings.from_env({"CITADEL_RELEVANCE": " Model "}))
+    model = wiring.relevance_scorer(Settings.from_env({"CITADEL_RELEVANCE": "cross-encoder"}))
     assert isinstance(model, CrossEncoderRelevance)
     assert model.name == read_metadata().name
+    blend = wiring.relevance_scorer(Settings.from_env({"CITADEL_RELEVANCE": " Model "}))
+    assert isinstance(blend, GeometricBlend)
+    assert blend.name == f"{read_metadata().name}+{LexicalRelevance.name}"
+    assert blend.threshold == 0.10
+
+
+def test_the_blend_is_the_geometric_mean_of_its_two_scorers() -> None:
+    from tests.fakes.relevance import TableRelevance
+
+    blend = GeometricBlend(TableRelevance({"a": 0.64}), TableRelevance({"a": 0.25}))
+    assert blend.score("q", ["a text", ""]) == [pytest.approx(0.4), 0.0]
+    assert blend.name == "table-relevance/1+table-relevance/1"
 
 
 def test_an_unknown_scorer_is_refused() -> None:

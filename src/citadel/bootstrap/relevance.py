@@ -1,6 +1,7 @@
 """Which relevance scorer answers run with: ``CITADEL_RELEVANCE`` (docs/relevance.md).
 
-``model`` (the default) is the packaged cross-encoder, loaded here, at once, so that
+``model`` (the default) is the packaged cross-encoder blended with the lexical scorer
+(``cross-encoder``: the model alone), loaded here, at once, so that
 a missing or altered file is found when the services are built and never in the
 middle of an answer; it then falls back to ``lexical`` with one warning per process
 (the reason in it). ``lexical`` is the model-free scorer; ``off`` is no scorer.
@@ -13,6 +14,7 @@ from collections.abc import Callable
 
 from citadel.adapters.relevance import (
     CrossEncoderRelevance,
+    GeometricBlend,
     LexicalRelevance,
     RelevanceUnavailable,
 )
@@ -28,20 +30,23 @@ def relevance_scorer(
     settings: Settings,
     *,
     model: Callable[[], CrossEncoderRelevance] = CrossEncoderRelevance,
-) -> CrossEncoderRelevance | LexicalRelevance | None:
+) -> GeometricBlend | CrossEncoderRelevance | LexicalRelevance | None:
     """The scorer ``settings.relevance`` names; ``None`` for ``off``.
 
-    Both scorers are ``RelevanceScorer`` ports with a ``threshold``: the shipped
-    answerability threshold on their own scores. ``model`` builds the cross-encoder
-    (tests pass one that fails); it is loaded before it is returned.
+    ``model`` (the default) is the cross-encoder blended with the lexical scorer
+    (``GeometricBlend``); ``cross-encoder`` the model alone. Every scorer has a
+    ``threshold``: the shipped answerability threshold on its own scores. ``model``
+    builds the cross-encoder (tests pass one that fails); it is loaded before it is
+    returned.
     """
     if settings.relevance == "off":
         return None
     if settings.relevance == "lexical":
         return LexicalRelevance()
-    if settings.relevance != "model":
+    if settings.relevance not in ("model", "cross-encoder"):
         raise ConfigError(
-            f"CITADEL_RELEVANCE must be model, lexical or off, not {settings.relevance!r}"
+            "CITADEL_RELEVANCE must be model, cross-encoder, lexical or off,"
+            f" not {settings.relevance!r}"
         )
     try:
         scorer = model()
@@ -56,4 +61,6 @@ def relevance_scorer(
                 reason,
             )
         return LexicalRelevance()
-    return scorer
+    if settings.relevance == "cross-encoder":
+        return scorer
+    return GeometricBlend(scorer, LexicalRelevance())
