@@ -18,7 +18,6 @@ would do, not what generation does after it.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from citadel.app.errors import InvalidRequest
+from citadel.app.evaluation_lines import json_objects
 from citadel.app.support_evaluation import auroc
 from citadel.domain.answer import Answerability, AnswerResult, DegradedReason
 
@@ -121,10 +121,8 @@ def parse_unanswerable_lines(lines: Iterable[str]) -> tuple[UnanswerableQuestion
     skipped. ``InvalidRequest`` names the first bad line, and a repeated id."""
     questions: list[UnanswerableQuestion] = []
     seen: set[str] = set()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        question = _question(number, line)
+    for number, row in json_objects(lines):
+        question = _question(number, row)
         if question.id in seen:
             raise InvalidRequest(f"line {number}: id {question.id!r} is repeated")
         seen.add(question.id)
@@ -134,18 +132,13 @@ def parse_unanswerable_lines(lines: Iterable[str]) -> tuple[UnanswerableQuestion
     return tuple(questions)
 
 
-def _question(number: int, line: str) -> UnanswerableQuestion:
-    try:
-        row = json.loads(line)
-    except ValueError as exc:
-        raise InvalidRequest(f"line {number}: not JSON ({exc})") from None
-    if not isinstance(row, dict):
-        raise InvalidRequest(f"line {number}: not a JSON object")
+def _question(number: int, row: dict[str, object]) -> UnanswerableQuestion:
     missing = [name for name in REQUIRED_FIELDS if name not in row]
     if missing:
         raise InvalidRequest(f"line {number}: missing {', '.join(missing)}")
     for name in REQUIRED_FIELDS:
-        if not isinstance(row[name], str) or not row[name].strip():
+        value = row[name]
+        if not isinstance(value, str) or not value.strip():
             raise InvalidRequest(f"line {number}: {name} must be a non-empty string")
     if row["kind"] not in KINDS:
         raise InvalidRequest(
@@ -157,7 +150,9 @@ def _question(number: int, line: str) -> UnanswerableQuestion:
     near_book = row.get("near_book")
     if near_book is not None and (not isinstance(near_book, str) or not near_book.strip()):
         raise InvalidRequest(f"line {number}: near_book must be a non-empty string or null")
-    return UnanswerableQuestion(row["id"], row["kind"], row["question"], topic, near_book)
+    # Each checked above to be a non-empty string.
+    identity, kind, question = (str(row[name]) for name in ("id", "kind", "question"))
+    return UnanswerableQuestion(identity, kind, question, topic, near_book)
 
 
 def parse_thresholds(text: str) -> tuple[float, ...]:

@@ -20,7 +20,6 @@ answers them over the same library and adds the abstention figures
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from collections import Counter
@@ -37,6 +36,7 @@ from citadel.app.abstention_evaluation import (
 )
 from citadel.app.answer import Answering, AnswerRequest
 from citadel.app.errors import InvalidRequest
+from citadel.app.evaluation_lines import json_objects
 from citadel.app.ingest import IngestOptions, IngestService
 from citadel.app.ports import IncomingDocument
 from citadel.domain.answer import Answerability, AnswerResult, Citation
@@ -122,15 +122,7 @@ def parse_qa_lines(lines: Iterable[str]) -> tuple[QaQuestion, ...]:
     first bad line, and a repeated id."""
     questions: list[QaQuestion] = []
     seen: set[str] = set()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise InvalidRequest(f"line {number}: not JSON ({exc})") from None
-        if not isinstance(row, dict):
-            raise InvalidRequest(f"line {number}: not a JSON object")
+    for number, row in json_objects(lines):
         values = [row.get(name) for name in QA_FIELDS]
         if not all(isinstance(v, str) and v.strip() for v in values):
             raise InvalidRequest(f"line {number}: needs non-empty strings {', '.join(QA_FIELDS)}")

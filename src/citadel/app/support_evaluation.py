@@ -23,13 +23,13 @@ Nothing here reads a file: the caller parses the lines (``parse_pair_lines``).
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from citadel.app.errors import InvalidRequest
+from citadel.app.evaluation_lines import json_objects
 from citadel.app.ports.support import SupportChecker
 from citadel.domain.support import SupportLabel
 
@@ -106,15 +106,7 @@ def parse_pair_lines(lines: Iterable[str]) -> tuple[LabelledPair, ...]:
     """JSON lines to pairs; blank lines skipped, anything else malformed is refused with
     its line number (and its ``id``, when it has one)."""
     pairs = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidRequest(f"line {number}: not JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise InvalidRequest(f"line {number}: not a JSON object")
+    for number, row in json_objects(lines):
         pairs.append(_pair(row, _where(number, row)))
     if not pairs:
         raise InvalidRequest("no pairs")
