@@ -1,58 +1,32 @@
 """A fine-tuned MiniLM cross-encoder (int8 ONNX) behind the RelevanceScorer port.
 
-The graph is ``scripts/train_relevance.py``'s export (``train_support_cross_model.py``:
-``export_onnx`` then ``quantise``): the first layers of all-MiniLM-L6-v2 read one
-(question, text) pair as a BERT pair, mean-pooled, and one linear unit gives the
-logit that the text answers the question. One pair per run: inputs ``input_ids``
-and ``token_type_ids`` (int64, shape [n], no batch axis and so no padding and no
-attention mask), output ``logit`` (float32, shape [1]).
+The graph is ``scripts/train_relevance.py``'s export, run by the shared
+``adapters/pair_encoder.py`` (the pinned graph and tokenizer, the session, the
+exact-kernel choice): one (question, text) pair per run, one logit out, cut to the
+metadata's ``max_pieces`` as in training. The probability is
+``sigmoid(a * logit + b)``, ``a`` and ``b`` the calibration of ``relevance.json``
+(``model_info.py``), so the metadata's one threshold reads the same for a passage
+and a sentence.
 
-The pair is cut as in training: the embedder's tokenizer (the same pinned
-``tokenizer.json``), truncated longest-first to the metadata's ``max_pieces``.
-The probability is ``sigmoid(a * logit + b)``, ``a`` and ``b`` the calibration of
-``relevance.json`` (``model_info.py``), so the metadata's one threshold reads the
-same for a passage and a sentence.
-
-Like the embedder: the graph's bytes are checked against the pin before
-onnxruntime sees them and the session is built from those bytes; the session is
-built on the first score (or ``load()``), under a lock; on x86 without VNNI or AMX
-onnxruntime is asked for its exact uint8 x uint8 kernels (``cpu_kernels``), so the
-same pair gets the same score on every CPU. Scores are kept in a bounded LRU cache
-keyed by a digest of (question, text): the answer path asks about the same
-passages for answerability, order and sentence choice, from worker threads.
-"""
+Scores are kept in a bounded LRU cache keyed by a digest of (question, text): the
+answer path asks about the same passages for answerability, order and sentence
+choice, from worker threads."""
 
 from __future__ import annotations
 
 import hashlib
 import math
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import onnxruntime as ort  # type: ignore[import-untyped]
-from tokenizers import Tokenizer
-
-from citadel.adapters.embedding.cpu_kernels import exact_int8_products
-from citadel.adapters.embedding.minilm import TOKENIZER_PACKAGE, TOKENIZER_SHA256
-from citadel.adapters.pinned_files import read_pinned
+from citadel.adapters.pair_encoder import PairEncoder, PinnedGraph
 from citadel.adapters.relevance import model_info
 from citadel.adapters.relevance.model_info import ModelInfo, RelevanceUnavailable, read_metadata
 
 CACHE_SIZE = 4096
 """Pairs whose score is kept: a few hundred answers' passages and sentences."""
-_INPUTS = frozenset({"input_ids", "token_type_ids"})
-_REMEDY = "reinstall citadel: the model ships inside it"
-
-
-@dataclass(frozen=True, slots=True)
-class _Loaded:
-    session: ort.InferenceSession
-    tokenizer: Tokenizer
 
 
 class ScoreCache:
@@ -109,11 +83,6 @@ class CrossEncoderRelevance:
         threads: int | None = None,
         cache_size: int = CACHE_SIZE,
     ) -> None:
-        self._model_path = model_path
-        self._tokenizer_path = tokenizer_path
-        self._threads = threads if threads is not None else min(2, os.cpu_count() or 1)
-        if self._threads < 1:
-            raise ValueError("threads must be at least 1")
         self.info: ModelInfo = read_metadata(metadata_path)
         if self.info.sha256 != model_info.MODEL_SHA256:
             raise RelevanceUnavailable(
@@ -125,15 +94,23 @@ class CrossEncoderRelevance:
         self.threshold = self.info.threshold
         """The shipped answerability threshold on this scorer's probabilities."""
         self.cache = ScoreCache(cache_size)
-        self._lock = threading.Lock()
-        self._loaded: _Loaded | None = None
+        self._encoder = PairEncoder(
+            PinnedGraph(model_info.MODEL_PACKAGE, model_info.MODEL_PARTS, model_info.MODEL_SHA256),
+            outputs=1,
+            max_pieces=self.info.max_pieces,
+            error=RelevanceUnavailable,
+            what="relevance",
+            model_path=model_path,
+            tokenizer_path=tokenizer_path,
+            threads=threads,
+        )
 
     def __repr__(self) -> str:
-        return f"CrossEncoderRelevance(name={self.name!r}, threads={self._threads})"
+        return f"CrossEncoderRelevance(name={self.name!r}, threads={self._encoder.threads})"
 
     def load(self) -> None:
         """Check and load the model now (bootstrap, readiness); ``score`` does it on first use."""
-        self._ensure_loaded()
+        self._encoder.load()
 
     def score(self, question: str, texts: Sequence[str]) -> list[float]:
         scores = [0.0] * len(texts)
@@ -159,20 +136,11 @@ class CrossEncoderRelevance:
         return scores
 
     def _score_pairs(self, question: str, texts: list[str]) -> dict[str, float]:
-        loaded = self._ensure_loaded()
-        encodings = loaded.tokenizer.encode_batch([(question, text) for text in texts])
-        found: dict[str, float] = {}
-        for text, encoding in zip(texts, encodings, strict=True):
-            feeds = {
-                "input_ids": np.asarray(encoding.ids, dtype=np.int64),
-                "token_type_ids": np.asarray(encoding.type_ids, dtype=np.int64),
-            }
-            try:
-                (logit,) = loaded.session.run(["logit"], feeds)
-            except Exception as exc:  # onnxruntime's errors are untyped; translate them here
-                raise RelevanceUnavailable(f"relevance inference failed: {exc}") from exc
-            found[text] = self._probability(float(np.asarray(logit).reshape(-1)[0]))
-        return found
+        logits = self._encoder.logits([(question, text) for text in texts])
+        return {
+            text: self._probability(float(logit[0]))
+            for text, logit in zip(texts, logits, strict=True)
+        }
 
     def _probability(self, logit: float) -> float:
         if not math.isfinite(logit):
@@ -183,67 +151,3 @@ class CrossEncoderRelevance:
             return 1.0 / (1.0 + math.exp(-z))
         e = math.exp(z)
         return e / (1.0 + e)
-
-    def _ensure_loaded(self) -> _Loaded:
-        loaded = self._loaded
-        if loaded is not None:
-            return loaded
-        with self._lock:
-            if self._loaded is None:
-                self._loaded = self._load()
-            return self._loaded
-
-    def _load(self) -> _Loaded:
-        graph = read_pinned(
-            self._model_path,
-            model_info.MODEL_PACKAGE,
-            model_info.MODEL_PARTS,
-            model_info.MODEL_SHA256,
-            error=RelevanceUnavailable,
-            remedy=_REMEDY,
-        )
-        vocab = read_pinned(
-            self._tokenizer_path,
-            TOKENIZER_PACKAGE,
-            ("model", "tokenizer.json"),
-            TOKENIZER_SHA256,
-            error=RelevanceUnavailable,
-            remedy=_REMEDY,
-        )
-        try:
-            tokenizer = Tokenizer.from_str(vocab.decode("utf-8"))
-        except Exception as exc:
-            raise RelevanceUnavailable(f"the tokenizer cannot be read: {exc}") from exc
-        # As scripts/train_support_cross.py's encode: one pair, longest-first, no padding.
-        tokenizer.enable_truncation(self.info.max_pieces, strategy="longest_first")
-        tokenizer.no_padding()
-        try:
-            session = ort.InferenceSession(
-                graph, sess_options=self._options(), providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:  # onnxruntime's errors are untyped
-            raise RelevanceUnavailable(
-                f"onnxruntime cannot load the relevance model: {exc}"
-            ) from exc
-        inputs = {i.name for i in session.get_inputs()}
-        outputs = {o.name for o in session.get_outputs()}
-        if inputs != _INPUTS or "logit" not in outputs:
-            raise RelevanceUnavailable(
-                f"unexpected relevance model signature: inputs {sorted(inputs)}, "
-                f"outputs {sorted(outputs)}"
-            )
-        return _Loaded(session, tokenizer)
-
-    def _options(self) -> ort.SessionOptions:
-        """The embedder's session options (``adapters/embedding/minilm.py``)."""
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self._threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3  # errors only
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        if not exact_int8_products():
-            # uint8 x uint8 kernels: the same integers as VNNI's, summed without a 16-bit step.
-            options.add_session_config_entry("session.x64quantprecision", "1")
-        return options

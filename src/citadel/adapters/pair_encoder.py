@@ -1,0 +1,176 @@
+"""A pinned int8 MiniLM cross-encoder graph, run by onnxruntime one text pair at a time.
+
+The relevance scorer (``adapters/relevance``) and the entailment scorer of the support
+check (``adapters/support/entailment.py``) are both the export of
+``scripts/train_support_cross_model.py``: the first layers of all-MiniLM-L6-v2 read
+one pair as a BERT pair, mean-pooled, and a linear head gives ``outputs`` logits
+(one for relevance, three for entailment). One pair per run: inputs ``input_ids``
+and ``token_type_ids`` (int64, shape [n], no batch axis and so no padding and no
+attention mask), output ``logit`` (float32, shape [outputs]).
+
+What both share lives here: the pair is cut as in training (the embedder's pinned
+``tokenizer.json``, truncated longest-first to ``max_pieces``); the graph's bytes are
+checked against their pin before onnxruntime sees them and the session is built
+from those bytes; the session is built on first use (or ``load()``) under a lock;
+on x86 without VNNI or AMX onnxruntime is asked for its exact uint8 x uint8 kernels
+(``cpu_kernels``), so the same pair gets the same logits on every CPU. Each caller
+passes its own error type, so a missing or altered file reads as that scorer's.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort  # type: ignore[import-untyped]
+from tokenizers import Tokenizer
+
+from citadel.adapters.embedding.cpu_kernels import exact_int8_products
+from citadel.adapters.embedding.minilm import TOKENIZER_PACKAGE, TOKENIZER_SHA256
+from citadel.adapters.pinned_files import read_pinned
+from citadel.app.errors import AppError
+
+_INPUTS = frozenset({"input_ids", "token_type_ids"})
+_REMEDY = "reinstall citadel: the model ships inside it"
+
+
+@dataclass(frozen=True, slots=True)
+class PinnedGraph:
+    """Where a packaged graph lives and what its bytes must hash to."""
+
+    package: str
+    parts: tuple[str, ...]
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    session: ort.InferenceSession
+    tokenizer: Tokenizer
+
+
+class PairEncoder:
+    """``logits(pairs)``: each (first, second) pair's ``outputs`` logits, CPU only.
+
+    ``model_path`` and ``tokenizer_path`` replace the packaged files; both are still
+    checked against their pins.
+    """
+
+    def __init__(
+        self,
+        graph: PinnedGraph,
+        *,
+        outputs: int,
+        max_pieces: int,
+        error: type[AppError],
+        what: str,
+        model_path: Path | None = None,
+        tokenizer_path: Path | None = None,
+        threads: int | None = None,
+    ) -> None:
+        if outputs < 1:
+            raise ValueError("a graph gives at least one logit")
+        self._graph = graph
+        self._outputs = outputs
+        self._max_pieces = max_pieces
+        self._error = error
+        self._what = what
+        self._model_path = model_path
+        self._tokenizer_path = tokenizer_path
+        self.threads = threads if threads is not None else min(2, os.cpu_count() or 1)
+        if self.threads < 1:
+            raise ValueError("threads must be at least 1")
+        self._lock = threading.Lock()
+        self._loaded: _Loaded | None = None
+
+    def load(self) -> None:
+        """Check and load the graph now (bootstrap, readiness); ``logits`` does it on first use."""
+        self._ensure_loaded()
+
+    def logits(self, pairs: Sequence[tuple[str, str]]) -> list[np.ndarray]:
+        """One float64 vector of ``outputs`` finite logits per pair, in order."""
+        if not pairs:
+            return []
+        loaded = self._ensure_loaded()
+        found: list[np.ndarray] = []
+        for encoding in loaded.tokenizer.encode_batch(list(pairs)):
+            feeds = {
+                "input_ids": np.asarray(encoding.ids, dtype=np.int64),
+                "token_type_ids": np.asarray(encoding.type_ids, dtype=np.int64),
+            }
+            try:
+                (out,) = loaded.session.run(["logit"], feeds)
+            except Exception as exc:  # onnxruntime's errors are untyped; translate them here
+                raise self._error(f"{self._what} inference failed: {exc}") from exc
+            vector = np.asarray(out, dtype=np.float64).reshape(-1)
+            if vector.shape != (self._outputs,) or not all(math.isfinite(v) for v in vector):
+                raise self._error(f"the {self._what} model returned {vector.tolist()}")
+            found.append(vector)
+        return found
+
+    def _ensure_loaded(self) -> _Loaded:
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = self._load()
+            return self._loaded
+
+    def _load(self) -> _Loaded:
+        graph = read_pinned(
+            self._model_path,
+            self._graph.package,
+            self._graph.parts,
+            self._graph.sha256,
+            error=self._error,
+            remedy=_REMEDY,
+        )
+        vocab = read_pinned(
+            self._tokenizer_path,
+            TOKENIZER_PACKAGE,
+            ("model", "tokenizer.json"),
+            TOKENIZER_SHA256,
+            error=self._error,
+            remedy=_REMEDY,
+        )
+        try:
+            tokenizer = Tokenizer.from_str(vocab.decode("utf-8"))
+        except Exception as exc:
+            raise self._error(f"the tokenizer cannot be read: {exc}") from exc
+        # As scripts/train_support_cross.py's encode: one pair, longest-first, no padding.
+        tokenizer.enable_truncation(self._max_pieces, strategy="longest_first")
+        tokenizer.no_padding()
+        try:
+            session = ort.InferenceSession(
+                graph, sess_options=self._options(), providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime's errors are untyped
+            raise self._error(f"onnxruntime cannot load the {self._what} model: {exc}") from exc
+        inputs = {i.name for i in session.get_inputs()}
+        outputs = {o.name for o in session.get_outputs()}
+        if inputs != _INPUTS or "logit" not in outputs:
+            raise self._error(
+                f"unexpected {self._what} model signature: inputs {sorted(inputs)}, "
+                f"outputs {sorted(outputs)}"
+            )
+        return _Loaded(session, tokenizer)
+
+    def _options(self) -> ort.SessionOptions:
+        """The embedder's session options (``adapters/embedding/minilm.py``)."""
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3  # errors only
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        if not exact_int8_products():
+            # uint8 x uint8 kernels: the same integers as VNNI's, summed without a 16-bit step.
+            options.add_session_config_entry("session.x64quantprecision", "1")
+        return options
