@@ -2,13 +2,14 @@
 
 Passages are SciFact abstracts (chunk-sized: ~1.5 KiB of real scientific prose),
 segments the SciFact claims about them — new text, so nothing is a quotation and
-every pair goes through the features and the combiner: 114 answers of 8 distinct
-(claim, abstract) pairs (all SciFact train has). Each answer is checked once with
-cold passage caches (``clear_passage_caches``: an answer's passages are new to the
-checker; the per-word memos of a running process stay warm), and the p50/p95 per
-answer is printed for each checker; the figure is the median of ``--runs`` runs.
-The ``verbatim`` row is the extractive generator's case: 8 whole sentences quoted
-from 3 abstracts, cold too. Run: `.venv/bin/python bench/support_latency.py [--json]`.
+every pair goes through the features and the combiner, or the entailment model:
+114 answers of 8 distinct (claim, abstract) pairs (all SciFact train has). Each
+answer is checked once with cold passage caches (``clear_passage_caches``: an
+answer's passages are new to the checker; the per-word memos of a running process
+stay warm), and the p50/p95 per answer is printed for each checker; the figure is
+the median of ``--runs`` runs. The ``verbatim`` row is the extractive generator's
+case: 8 whole sentences quoted from 3 abstracts, cold too. Run:
+`.venv/bin/python bench/support_latency.py [--json]`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from citadel.adapters.embedding.minilm import MiniLmEmbedder
-from citadel.adapters.support import FeatureSupportChecker, default_checker, lexical_checker
+from citadel.adapters.support import default_checker, lexical_checker
+from citadel.adapters.support.entailment import EntailmentSupportChecker
+from citadel.app.ports.support import SupportChecker
 from citadel.domain.support_features import clear_passage_caches
 from citadel.domain.text import split_sentences
 
@@ -65,7 +68,7 @@ def verbatim_answers(batch: list[list[tuple[str, str]]]) -> list[list[tuple[str,
     return quoted
 
 
-def run(checker: FeatureSupportChecker, batch: list[list[tuple[str, str]]]) -> tuple[float, float]:
+def run(checker: SupportChecker, batch: list[list[tuple[str, str]]]) -> tuple[float, float]:
     timings = []
     for answer in batch:
         clear_passage_caches()
@@ -98,11 +101,14 @@ def main() -> None:
     args = parser.parse_args()
     batch = answers(args.answers)
     embedder = MiniLmEmbedder()
+    entailment = EntailmentSupportChecker()
+    entailment.load()  # one session, as a server holds it (it keeps no pair cache)
     # A fresh checker per run: the embedder checker's vector cache starts empty.
-    checkers: dict[str, tuple[Callable[[], FeatureSupportChecker], list]] = {
+    checkers: dict[str, tuple[Callable[[], SupportChecker], list]] = {
         "lexical": (lexical_checker, batch),
-        "static (default)": (default_checker, batch),
-        "verbatim (extractive)": (default_checker, verbatim_answers(batch)),
+        "features (static)": (default_checker, batch),
+        "entailment (default)": (lambda: entailment, batch),
+        "verbatim (extractive)": (lambda: entailment, verbatim_answers(batch)),
         "embedder (MiniLM int8)": (
             lambda: default_checker(embedder),
             batch[: args.embedder_answers],

@@ -9,6 +9,8 @@ class-balanced cross-entropy. The training environment is that script's::
 
     # leave one book out, for every book in turn; each held-out pair's probabilities
     PYTHONPATH=src .venv-train/bin/python scripts/train_entailment.py cv --oof /tmp/ent.json
+    # the run-time thresholds, from those held-out probabilities
+    PYTHONPATH=src .venv-train/bin/python scripts/train_entailment.py thresholds --oof /tmp/ent.json
     # train on every book and write the int8 ONNX graph (output: three logits)
     PYTHONPATH=src .venv-train/bin/python scripts/train_entailment.py fit --onnx /tmp/ent.onnx
 
@@ -81,9 +83,57 @@ def figures(labels: np.ndarray, probs: np.ndarray) -> dict[str, float]:
     return out
 
 
+def choose_thresholds(labels: np.ndarray, probs: np.ndarray) -> dict[str, float]:
+    """The run-time checker's thresholds from held-out probabilities: ``supported`` on
+    P(entails) maximises the balanced accuracy of supported against the rest;
+    ``partial`` is the point below it keeping 90% of the supported pairs above it;
+    ``contradicted`` on P(contradicts), among pairs whose most probable class it is,
+    maximises the balanced accuracy of contradicted against the rest."""
+    grid = np.round(np.arange(0.05, 0.96, 0.01), 2)
+    entail, contra = probs[:, 0], probs[:, 1]
+    is_support, is_contra = labels == 0, labels == 1
+
+    def best(pos: np.ndarray, score: np.ndarray, gate: np.ndarray) -> float:
+        found = [(float(balanced_accuracy_score(pos, gate & (score >= t))), float(t)) for t in grid]
+        return max(found)[1]
+
+    supported = best(is_support, entail, np.ones_like(is_support))
+    partial = min(supported, float(np.quantile(entail[is_support], 0.10)))
+    contradicted = best(is_contra, contra, probs.argmax(1) == 1)
+    return {
+        "supported": supported,
+        "partial": round(partial, 3),
+        "contradicted": contradicted,
+    }
+
+
+def thresholds_report(oof: Path) -> int:
+    """Thresholds and the figures they give, from ``cv --oof``'s held-out probabilities."""
+    rows = json.loads(oof.read_text("utf-8"))
+    labels = np.asarray([r["label"] for r in rows])
+    probs = np.asarray([r["probs"] for r in rows])
+    chosen = choose_thresholds(labels, probs)
+    supported = probs[:, 0] >= chosen["supported"]
+    contradicted = (probs.argmax(1) == 1) & (probs[:, 1] >= chosen["contradicted"])
+    out = {
+        "thresholds": chosen,
+        "pairs": len(rows),
+        "books": sorted({r["book"] for r in rows}),
+        **figures(labels, probs),
+        "balanced_accuracy_supported_at_threshold": round(
+            float(balanced_accuracy_score(labels == 0, supported & ~contradicted)), 4
+        ),
+        "balanced_accuracy_contradicted_at_threshold": round(
+            float(balanced_accuracy_score(labels == 1, contradicted)), 4
+        ),
+    }
+    print(json.dumps(out, indent=2))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=["cv", "fit"])
+    parser.add_argument("mode", choices=["cv", "fit", "thresholds"])
     parser.add_argument("--data", type=Path, default=Path("data/support"))
     parser.add_argument("--scifact", type=Path, help="also report these SciFact pairs")
     parser.add_argument("--books", default="", help="cv: only these held-out books (a,b)")
@@ -99,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--onnx", type=Path, help="fit: write the int8 ONNX model here")
     parser.add_argument("--oof", type=Path, help="cv: write each held-out pair's logits here")
     args = parser.parse_args(argv)
+    if args.mode == "thresholds":
+        if args.oof is None:
+            parser.error("thresholds needs --oof FILE (written by cv)")
+        return thresholds_report(args.oof)
     args.outputs = len(LABELS)
     torch.set_num_threads(args.threads)
     rows = read_rows(sorted(args.data.glob("*.jsonl")))

@@ -96,6 +96,8 @@ class Settings:
     db: str = default_of("db")
     generator: str = default_of("generator")
     support_policy: str = default_of("support_policy")
+    support_checker: str = default_of("support_checker")
+    """``entailment`` or ``features`` (``bootstrap/support.py``)."""
     answerability_threshold: float | None = default_of("answerability_threshold")
     """None: the relevance scorer's own threshold (``bootstrap._answerability``)."""
     answerability_passages: int = default_of("answerability_passages")

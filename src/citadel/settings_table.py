@@ -43,6 +43,7 @@ from citadel.settings_search import SEARCH_SETTINGS
 GENERATORS = ("extractive", "openai")
 EMBEDDERS = ("minilm", "minilm-float", "hashing", "none")
 RELEVANCE_SCORERS = ("model", "cross-encoder", "lexical", "off")
+SUPPORT_CHECKERS = ("entailment", "features")
 COOKIE_SECURITY = ("auto", "always")
 _LIMITS = Limits()
 _MIB = 1024 * 1024
@@ -73,6 +74,16 @@ SETTINGS: tuple[Setting, ...] = (
         "label",
         "an unsupported segment: `label` shows it marked, `drop` removes it (answer"
         " limited), `refuse` degrades the answer to its search results",
+    ),
+    Setting(
+        "CITADEL_SUPPORT_CHECKER",
+        "support_checker",
+        Choice(SUPPORT_CHECKERS),
+        "entailment",
+        "the support check of model-written segments: `entailment` (the packaged three-way"
+        " cross-encoder; when it cannot load, `features` with a warning) or `features` (the"
+        " lexical features and word-piece alignment, no transformer pass); quotations are"
+        " `verbatim` with either (docs/support.md)",
     ),
     *ANSWERABILITY_SETTINGS,
     Setting(

@@ -25,7 +25,6 @@ from citadel.adapters.parsers.plaintext import PlainTextParser
 from citadel.adapters.sqlite.audit import SqliteAuditLog
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.adapters.sqlite.users import SqliteUsers
-from citadel.adapters.support import default_checker
 from citadel.adapters.tracing import tracer_for
 from citadel.app.answer import AnswerService
 from citadel.app.answer_cache import AnswerCache
@@ -49,7 +48,6 @@ from citadel.app.ports import (
     UserStore,
 )
 from citadel.app.ports.pages import OriginalStore, PageImages
-from citadel.app.ports.support import SupportChecker
 from citadel.app.ports.tracing import NullTracer, Tracer
 from citadel.app.reindex import ReindexService
 from citadel.app.resolver import CitationResolver
@@ -59,6 +57,7 @@ from citadel.app.users import UserService
 from citadel.bootstrap.originals import kept_originals
 from citadel.bootstrap.pages import page_images
 from citadel.bootstrap.relevance import relevance_scorer
+from citadel.bootstrap.support import support_checker
 from citadel.config import ConfigError, Settings
 from citadel.domain.errors import InvalidValue
 from citadel.domain.links import Link, LinkPolicy
@@ -153,7 +152,7 @@ def build(
     scorer = relevance if relevance is not None else relevance_scorer(settings)
     chosen = generator or _generator(settings, chosen_embedder, scorer)
     policy = _link_policy(settings)
-    checker = support_checker()
+    checker = support_checker(settings)
     quoting = frozenset({ExtractiveGenerator.name, *([chosen.name] if chosen.quotes else [])})
     audit = AuditService(
         audit_log,
@@ -284,12 +283,6 @@ def _answerability(settings: Settings, scorer: RelevanceScorer | None) -> Answer
     if threshold is None:
         threshold = float(getattr(scorer, "threshold", DEFAULT_THRESHOLD))
     return AnswerabilityStep(scorer, threshold, settings.answerability_passages)
-
-
-def support_checker() -> SupportChecker:
-    """The shipped support checker (quotations, features, static word pieces): it needs
-    no embedder pass, so it is the same whichever embedder search uses."""
-    return default_checker()
 
 
 def _link_policy(settings: Settings) -> LinkPolicy:

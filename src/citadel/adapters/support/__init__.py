@@ -1,11 +1,13 @@
 """The support checker adapters (the ``SupportChecker`` port).
 
-``default_checker()`` is the one the answer path uses: quotation detection, the
-pure features and MiniLM's static word-piece alignment, combined by the committed
+``entailment.EntailmentSupportChecker`` is the one the answer path uses by default
+(``bootstrap/support.py``: ``CITADEL_SUPPORT_CHECKER``): quotations, then the
+packaged three-way cross-encoder. ``default_checker()`` is the ``features`` checker
+and the fallback when that model cannot load: quotation detection, the pure
+features and MiniLM's static word-piece alignment, combined by the committed
 logistic regression (docs/support.md: its time per 8-segment answer). Pass an
 embedder (``default_checker(embedder)``) to add its sentence cosine — measurably
-more costly (docs/support.md). ``lexical_checker()`` needs no model file at all
-(tests).
+more costly. ``lexical_checker()`` needs no model file at all (tests).
 """
 
 from __future__ import annotations

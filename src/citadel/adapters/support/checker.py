@@ -166,20 +166,38 @@ class FeatureSupportChecker:
     def _support(
         self, score: float, *, coverage: float, terms: int, numbers_missing: bool
     ) -> Support:
-        score = min(max(score, 0.0), NON_VERBATIM_CEILING)
-        shared = round(coverage * terms)
-        short_and_unshared = terms <= SHORT_SEGMENT_TERMS and shared < SHORT_SEGMENT_MIN_SHARED
-        # A number the passage never states is not supported, however close the rest:
-        # SciFact has too few such pairs for the combiner to learn it.
-        if score >= self._combiner.supported and not numbers_missing and not short_and_unshared:
-            return Support(score, SupportLabel.SUPPORTED)
-        if (
-            score >= self._combiner.partial
-            and coverage >= PARTIAL_MIN_COVERAGE
-            and not short_and_unshared
-        ):
-            return Support(score, SupportLabel.PARTIAL)
-        return Support(score, SupportLabel.UNSUPPORTED)
+        return graded(
+            score,
+            supported=self._combiner.supported,
+            partial=self._combiner.partial,
+            coverage=coverage,
+            terms=terms,
+            numbers_missing=numbers_missing,
+        )
+
+
+def graded(
+    score: float,
+    *,
+    supported: float,
+    partial: float,
+    coverage: float,
+    terms: int,
+    numbers_missing: bool,
+) -> Support:
+    """A non-quotation's label from its score and thresholds, under the rules every
+    learned checker shares: a number the passage never states is not supported, a
+    short segment needs two words in the passage, ``partial`` needs a third of them."""
+    score = min(max(score, 0.0), NON_VERBATIM_CEILING)
+    shared = round(coverage * terms)
+    short_and_unshared = terms <= SHORT_SEGMENT_TERMS and shared < SHORT_SEGMENT_MIN_SHARED
+    # A number the passage never states is not supported, however close the rest:
+    # SciFact has too few such pairs for the combiner to learn it.
+    if score >= supported and not numbers_missing and not short_and_unshared:
+        return Support(score, SupportLabel.SUPPORTED)
+    if score >= partial and coverage >= PARTIAL_MIN_COVERAGE and not short_and_unshared:
+        return Support(score, SupportLabel.PARTIAL)
+    return Support(score, SupportLabel.UNSUPPORTED)
 
 
 def pair_features(

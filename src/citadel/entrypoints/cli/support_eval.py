@@ -5,6 +5,7 @@ and per kind; and the time per pair."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,7 +19,8 @@ from citadel.app.support_evaluation import (
     evaluate_support,
     parse_pair_lines,
 )
-from citadel.bootstrap import support_checker
+from citadel.bootstrap.support import support_checker
+from citadel.config import ConfigError, Settings
 from citadel.domain.support import SupportLabel
 from citadel.entrypoints.cli.support import JsonFlag, emit, err, progress_bar
 from citadel.entrypoints.cli.text import terminal_safe
@@ -121,12 +123,16 @@ def eval_support(
     ],
     json_out: JsonFlag = False,
 ) -> None:
-    """Score the shipped support checker on labelled pairs.
+    """Score the support checker CITADEL_SUPPORT_CHECKER names on labelled pairs.
 
     Scoring the training file (../shared/data/scifact/support_train.jsonl) with the
     shipped weights is in-sample; the cross-validated figures are in docs/support.md."""
     pairs = _read(pairs_files)
-    checker = support_checker()
+    try:
+        checker = support_checker(Settings.from_env(os.environ))
+    except ConfigError as exc:
+        err.print(f"[red]configuration error:[/red] {terminal_safe(str(exc))}")
+        raise typer.Exit(2) from exc
     with progress_bar(err) as progress:
         task = progress.add_task("checking pairs", total=len(pairs))
         report = evaluate_support(

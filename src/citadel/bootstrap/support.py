@@ -1,0 +1,54 @@
+"""Which support checker answers run with: ``CITADEL_SUPPORT_CHECKER`` (docs/support.md).
+
+``entailment`` (the default) is the packaged three-way cross-encoder, loaded here, at
+once, so that a missing or altered file is found when the services are built and
+never in the middle of an answer; it then falls back to ``features`` with one
+warning per process (the reason in it). ``features`` is the lexical features and
+static word-piece alignment under the learned combiner: no transformer pass.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from citadel.adapters.support import default_checker
+from citadel.adapters.support.entailment import EntailmentSupportChecker, EntailmentUnavailable
+from citadel.app.ports.support import SupportChecker
+from citadel.config import ConfigError, Settings
+
+log = logging.getLogger("citadel.bootstrap.support")
+
+_warned: set[str] = set()
+"""Fallback reasons already logged in this process (each one once)."""
+
+
+def support_checker(
+    settings: Settings,
+    *,
+    model: Callable[[], EntailmentSupportChecker] = EntailmentSupportChecker,
+) -> SupportChecker:
+    """The checker ``settings.support_checker`` names; ``model`` builds the entailment
+    checker (tests pass one that fails), loaded before it is returned."""
+    if settings.support_checker == "features":
+        return default_checker()
+    if settings.support_checker != "entailment":
+        raise ConfigError(
+            "CITADEL_SUPPORT_CHECKER must be entailment or features,"
+            f" not {settings.support_checker!r}"
+        )
+    try:
+        checker = model()
+        checker.load()
+    except EntailmentUnavailable as exc:
+        fallback = default_checker()
+        reason = str(exc)
+        if reason not in _warned:
+            _warned.add(reason)
+            log.warning(
+                "the entailment model cannot be used, checking support with %s instead: %s",
+                fallback.name,
+                reason,
+            )
+        return fallback
+    return checker
