@@ -1,10 +1,11 @@
 """The learned combiner: a logistic regression over the pair features, read from JSON.
 
 ``weights.json`` (beside this module) is written by ``scripts/train_support.py``
-from SciFact's sentence pairs with fixed seeds; it holds one model per feature set
-(``lexical``, ``static``, ``embedder``), each with its feature names, the
-standardisation, the coefficients, the two thresholds chosen by grouped
-cross-validation, and the cross-validated figures. numpy only at run time.
+from the project's own labelled pairs (``data/support/``), deterministically; it
+holds one model per feature set (``lexical``, ``static``, ``embedder``), each with
+its feature names, the standardisation, the coefficients, the two thresholds
+chosen by leave-one-book-out cross-validation, and the cross-validated figures
+(with SciFact's, measured and never trained on). numpy only at run time.
 """
 
 from __future__ import annotations

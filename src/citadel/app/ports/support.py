@@ -12,7 +12,7 @@ class SupportChecker(Protocol):
     """Scores (segment text, cited passage) pairs; the passage is the one the model saw."""
 
     name: str
-    """The checker and its weights' version, e.g. ``"support/1"``: recorded in the audit,
+    """The checker and its weights' version, e.g. ``"support/2"``: recorded in the audit,
     so a replay knows whether it recomputes with the same checker."""
 
     def check(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
