@@ -98,6 +98,11 @@ class Settings:
     support_policy: str = default_of("support_policy")
     support_checker: str = default_of("support_checker")
     """``entailment`` or ``features`` (``bootstrap/support.py``)."""
+    support_judge: str = default_of("support_judge")
+    """The judge's model; empty: no judge (``bootstrap/support.py``)."""
+    support_judge_base_url: str = default_of("support_judge_base_url")
+    support_judge_deadline_s: float = default_of("support_judge_deadline_s")
+    support_judge_concurrency: int = default_of("support_judge_concurrency")
     answerability_threshold: float | None = default_of("answerability_threshold")
     """None: the relevance scorer's own threshold (``bootstrap._answerability``)."""
     answerability_passages: int = default_of("answerability_passages")

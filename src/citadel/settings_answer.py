@@ -1,13 +1,51 @@
-"""The answer use case's settings of ``settings_table``: the answerability decision.
+"""The answer use case's settings of ``settings_table``: the answerability decision
+and the span-support judge.
 
 Kept in their own module so the table stays short; ``SETTINGS`` splices them in after
-the support policy, so the README's table keeps its order.
+the support policy and checker, so the README's table keeps its order.
 """
 
 from __future__ import annotations
 
 from citadel.app import answerability
-from citadel.setting_kinds import Integer, Number, Setting
+from citadel.setting_kinds import Integer, Number, Setting, Text
+
+JUDGE_DEADLINE_S = 5.0
+JUDGE_CONCURRENCY = 2
+
+SUPPORT_JUDGE_SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "CITADEL_SUPPORT_JUDGE",
+        "support_judge",
+        Text(),
+        "",
+        "a separate OpenAI-compatible model that judges each citation the support checker"
+        " did not find quoted or contradicted; it can lower a label, never raise one, and"
+        " when it fails, is slow or busy the checker's labels stand (empty: no judge;"
+        " docs/support.md)",
+    ),
+    Setting(
+        "CITADEL_SUPPORT_JUDGE_BASE_URL",
+        "support_judge_base_url",
+        Text(),
+        "",
+        "the judge's provider (empty: `CITADEL_LLM_BASE_URL`); it uses the LLM key and CA",
+    ),
+    Setting(
+        "CITADEL_SUPPORT_JUDGE_DEADLINE_S",
+        "support_judge_deadline_s",
+        Number(),
+        JUDGE_DEADLINE_S,
+        "the judge's own deadline per answer; past it the checker's labels stand",
+    ),
+    Setting(
+        "CITADEL_SUPPORT_JUDGE_CONCURRENCY",
+        "support_judge_concurrency",
+        Integer(maximum=64),
+        JUDGE_CONCURRENCY,
+        "answers judged at once; one more keeps the checker's labels without waiting",
+    ),
+)
 
 ANSWERABILITY_SETTINGS: tuple[Setting, ...] = (
     Setting(

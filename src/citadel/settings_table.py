@@ -36,7 +36,7 @@ from citadel.setting_kinds import (
     Text,
     ZeroOrOne,
 )
-from citadel.settings_answer import ANSWERABILITY_SETTINGS
+from citadel.settings_answer import ANSWERABILITY_SETTINGS, SUPPORT_JUDGE_SETTINGS
 from citadel.settings_render import RENDER_SETTINGS
 from citadel.settings_search import SEARCH_SETTINGS
 
@@ -85,6 +85,7 @@ SETTINGS: tuple[Setting, ...] = (
         " lexical features and word-piece alignment, no transformer pass); quotations are"
         " `verbatim` with either (docs/support.md)",
     ),
+    *SUPPORT_JUDGE_SETTINGS,
     *ANSWERABILITY_SETTINGS,
     Setting(
         "CITADEL_RELEVANCE",

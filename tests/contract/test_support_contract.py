@@ -21,15 +21,23 @@ from citadel.adapters.support import default_checker, lexical_checker
 from citadel.adapters.support.entailment import EntailmentSupportChecker
 from citadel.app.ports.support import SupportChecker
 from citadel.domain.support import LABEL_ORDER, SupportLabel
+from tests.fakes.judge import judged_by
 from tests.fakes.support import TableSupport
+
+
+def judged() -> SupportChecker:
+    """The entailment checker under a judge that agrees: the judge's path, the local labels."""
+    return judged_by(EntailmentSupportChecker(), "supported", "agreeing-judge")
+
 
 FACTORIES: dict[str, Callable[[], SupportChecker]] = {
     "entailment": EntailmentSupportChecker,
+    "judged": judged,
     "features": default_checker,
     "lexical": lexical_checker,
     "table": TableSupport,
 }
-LEARNED = ("entailment",)
+LEARNED = ("entailment", "judged")
 """The adapters that must order support above contradiction and off-target sentences."""
 
 PASSAGE = (

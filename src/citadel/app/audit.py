@@ -9,7 +9,7 @@ from citadel.app.errors import Forbidden, NotFound, ServiceUnavailable
 from citadel.app.ports import AuditLog, ChunkStore, Clock, SourceRegistry
 from citadel.app.ports.support import SupportChecker
 from citadel.app.resolver import NullMetrics, Target
-from citadel.app.support import Checked, SupportStep
+from citadel.app.support import Checked, SupportStep, SupportVerdict
 from citadel.domain.answer import AnswerResult, DegradedReason
 from citadel.domain.audit import AuditRecord, answer_record
 from citadel.domain.audit_chain import MalformedHead
@@ -23,7 +23,7 @@ from citadel.domain.manifest import (
     sha256_hex,
 )
 from citadel.domain.source import AccessScope
-from citadel.domain.support import SupportPolicy
+from citadel.domain.support import SupportLabel, SupportPolicy, with_judge
 from citadel.domain.users import Actor, Role
 from citadel.domain.validation import Accepted, validate_candidate
 
@@ -233,9 +233,10 @@ class AuditService:
             passages[entry.ref] = stored_passage.chunk.text
         step = SupportStep(self._support, SupportPolicy(record.support_policy), NullMetrics())
         quotes = record.generator in self._quoting
-        decided = step.decide(step.check(verdict.segments, passages), quotes=quotes)
+        checked = _with_recorded_judge(step.check(verdict.segments, passages), record)
+        decided = step.decide(checked, quotes=quotes)
         note = ""
-        if self._support.name != record.support_checker:
+        if self._support.name != record.support_checker.split("+judge/")[0]:
             note = (
                 f"recorded with checker {record.support_checker}, recomputed with"
                 f" {self._support.name}"
@@ -260,3 +261,24 @@ class AuditService:
         return ReplayReport(
             answer_id, stored, replayed, record.verdict == "accepted" and same, note
         )
+
+
+def _with_recorded_judge(verdict: SupportVerdict, record: AuditRecord) -> SupportVerdict:
+    """The recomputed labels after the verdicts the span-support judge gave when the
+    answer was shown: a model's answer is not recomputed, its recorded verdict is
+    applied as it was then (``with_judge``: it can only lower)."""
+    recorded = {(j.segment, j.ref): j.verdict for j in record.judged}
+    if not recorded:
+        return verdict
+    supports = tuple(
+        tuple(
+            with_judge(support, recorded[(index, ref)])
+            if (index, ref) in recorded and support.label is not SupportLabel.VERBATIM
+            else support
+            for ref, support in zip(segment.refs, found, strict=True)
+        )
+        for index, (segment, found) in enumerate(
+            zip(verdict.segments, verdict.supports, strict=True)
+        )
+    )
+    return SupportVerdict(verdict.segments, supports)

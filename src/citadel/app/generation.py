@@ -248,6 +248,7 @@ class GuardedGenerator:
     def _decided(self, found: SupportVerdict, record: GenerationRecord) -> GenerationOutcome:
         """The support policy's decision on a valid candidate, as an outcome."""
         assert self._support is not None
+        record = replace(record, judged=found.judged)
         decided = self._support.decide(found, quotes=self._generator.quotes)
         if isinstance(decided, Checked):
             return GenerationOutcome(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from citadel.app.ports import TrustMetrics
 from citadel.app.ports.support import SupportChecker
-from citadel.domain.answer import AnswerSegment, Degraded, DegradedReason
+from citadel.domain.answer import AnswerSegment, Degraded, DegradedReason, JudgedCitation
 from citadel.domain.manifest import Manifest
 from citadel.domain.support import NOT_BACKED, Support, SupportLabel, SupportPolicy, strongest
 
@@ -44,6 +44,16 @@ class SupportVerdict:
             i
             for i, found in enumerate(self.supports)
             if strongest([s.label for s in found]) in NOT_BACKED
+        )
+
+    @property
+    def judged(self) -> tuple[JudgedCitation, ...]:
+        """The span-support judge's verdicts, by segment and ref (for the record)."""
+        return tuple(
+            JudgedCitation(i, ref, support.judged)
+            for i, (segment, found) in enumerate(zip(self.segments, self.supports, strict=True))
+            for ref, support in zip(segment.refs, found, strict=True)
+            if support.judged is not None
         )
 
     @property

@@ -57,7 +57,7 @@ from citadel.app.users import UserService
 from citadel.bootstrap.originals import kept_originals
 from citadel.bootstrap.pages import page_images
 from citadel.bootstrap.relevance import relevance_scorer
-from citadel.bootstrap.support import support_checker
+from citadel.bootstrap.support import judged, support_checker
 from citadel.config import ConfigError, Settings
 from citadel.domain.errors import InvalidValue
 from citadel.domain.links import Link, LinkPolicy
@@ -199,7 +199,9 @@ def build(
             audit=audit,
             metrics=metrics,
             circuit=CircuitBreaker(settings.circuit_failures, settings.circuit_cooldown_s),
-            support=SupportStep(checker, SupportPolicy(settings.support_policy), metrics),
+            support=SupportStep(
+                judged(settings, checker), SupportPolicy(settings.support_policy), metrics
+            ),
             relevance=_answerability(settings, scorer),
             tracer=tracer,
             near_top=settings.fusion.near_top,

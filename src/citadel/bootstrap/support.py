@@ -5,6 +5,10 @@ once, so that a missing or altered file is found when the services are built and
 never in the middle of an answer; it then falls back to ``features`` with one
 warning per process (the reason in it). ``features`` is the lexical features and
 static word-piece alignment under the learned combiner: no transformer pass.
+
+``CITADEL_SUPPORT_JUDGE`` adds the span-support judge on top (``judged``): answers are
+checked by the local checker and then the judge; an audit replay recomputes with the
+local checker and applies the recorded verdicts.
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from citadel.adapters.generators.openai import GeneratorConfigError
 from citadel.adapters.support import default_checker
 from citadel.adapters.support.entailment import EntailmentSupportChecker, EntailmentUnavailable
+from citadel.adapters.support.judge import JudgedSupportChecker, SpanJudge
 from citadel.app.ports.support import SupportChecker
 from citadel.config import ConfigError, Settings
 
@@ -52,3 +58,27 @@ def support_checker(
             )
         return fallback
     return checker
+
+
+def judged(settings: Settings, local: SupportChecker) -> SupportChecker:
+    """``local`` with the judge ``settings.support_judge`` names on top, or ``local``."""
+    if not settings.support_judge:
+        return local
+    base_url = settings.support_judge_base_url or settings.llm.base_url
+    if not base_url:
+        raise ConfigError(
+            "CITADEL_SUPPORT_JUDGE needs a provider: set CITADEL_SUPPORT_JUDGE_BASE_URL"
+            " or CITADEL_LLM_BASE_URL"
+        )
+    try:
+        judge = SpanJudge(
+            base_url,
+            settings.support_judge,
+            settings.llm.api_key,
+            deadline_s=settings.support_judge_deadline_s,
+            concurrency=settings.support_judge_concurrency,
+            ca_file=settings.llm.ca_file,
+        )
+    except GeneratorConfigError as exc:
+        raise ConfigError(f"CITADEL_SUPPORT_JUDGE: {exc}") from None
+    return JudgedSupportChecker(local, judge)

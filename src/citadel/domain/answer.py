@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from citadel.domain.errors import InvalidValue
 from citadel.domain.manifest import Manifest, PromptEvidence
 from citadel.domain.search import SearchResult
-from citadel.domain.support import Support, SupportLabel, strongest
+from citadel.domain.support import JudgeVerdict, Support, SupportLabel, strongest
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +130,16 @@ class Degraded:
 
 
 @dataclass(frozen=True, slots=True)
+class JudgedCitation:
+    """The span-support judge's verdict on one citation of the generator's candidate."""
+
+    segment: int
+    """The segment's index in the validated candidate, before any was dropped."""
+    ref: str
+    verdict: JudgeVerdict
+
+
+@dataclass(frozen=True, slots=True)
 class GenerationRecord:
     """What produced an answer (or failed to): for the reader's trust and the audit."""
 
@@ -150,6 +160,9 @@ class GenerationRecord:
     """The support checker the answer's segments were checked with ("" when none)."""
     support_policy: str = ""
     """The support policy that decided on them: ``label``, ``drop`` or ``refuse``."""
+    judged: tuple[JudgedCitation, ...] = ()
+    """What a span-support judge said of the decided candidate's citations, each with
+    its model; empty without a judge, or when it gave no verdicts."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 
-from citadel.domain.answer import Answerability, AnswerResult, LinkState
+from citadel.domain.answer import Answerability, AnswerResult, JudgedCitation, LinkState
 from citadel.domain.manifest import canonical_json, manifest_rows
+from citadel.domain.support import JudgeVerdict, SupportLabel
 from citadel.domain.users import Actor
 
 
@@ -68,8 +69,18 @@ class AuditRecord:
     answerability: Answerability | None = None
     """The answerability decision made before generation: score, threshold and scorer
     (``None`` where no scorer decided, and in records made before the decision)."""
+    judged: tuple[JudgedCitation, ...] = ()
+    """The span-support judge's verdicts on the candidate's citations, dropped ones too
+    (by segment of ``output``), each with its model: what replay applies again."""
 
     def to_json(self) -> str:
+        support: dict[str, object] = {
+            "checker": self.support_checker,
+            "policy": self.support_policy,
+            "limited": self.limited,
+        }
+        if self.judged:  # only where a judge ruled: other records keep their bytes
+            support["judge"] = [_judged_json(j) for j in self.judged]
         return canonical_json(
             {
                 "answer_id": self.answer_id,
@@ -86,11 +97,7 @@ class AuditRecord:
                     "output": self.output,
                 },
                 "verdict": {"outcome": self.verdict, "reason": self.reason, "detail": self.detail},
-                "support": {
-                    "checker": self.support_checker,
-                    "policy": self.support_policy,
-                    "limited": self.limited,
-                },
+                "support": support,
                 "answerability": _answerability_json(self.answerability),
                 "citations": [
                     {
@@ -134,7 +141,23 @@ class AuditRecord:
             support_policy=support.get("policy", ""),
             limited=bool(support.get("limited", False)),
             answerability=_answerability_from_json(data.get("answerability")),
+            judged=tuple(_judged_from_json(j) for j in support.get("judge", ())),
         )
+
+
+def _judged_json(judged: JudgedCitation) -> dict[str, object]:
+    verdict = judged.verdict
+    return {
+        "segment": judged.segment,
+        "ref": judged.ref,
+        "model": verdict.model,
+        "label": verdict.label.value,
+    }
+
+
+def _judged_from_json(value: dict[str, object]) -> JudgedCitation:
+    verdict = JudgeVerdict(str(value["model"]), SupportLabel(str(value["label"])))
+    return JudgedCitation(int(value["segment"]), str(value["ref"]), verdict)  # type: ignore[call-overload]
 
 
 def _answerability_json(decided: Answerability | None) -> dict[str, object] | None:
@@ -195,6 +218,7 @@ def answer_record(result: AnswerResult, actor: Actor, time: str) -> AuditRecord:
         support_policy=generation.support_policy if generation else "",
         limited=result.answer.limited if result.answer else False,
         answerability=result.answerability,
+        judged=generation.judged if generation else (),
         citations=tuple(
             CitationAudit(
                 segment=index,

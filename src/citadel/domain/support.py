@@ -40,13 +40,30 @@ NOT_BACKED = frozenset({SupportLabel.UNSUPPORTED, SupportLabel.CONTRADICTED})
 
 
 @dataclass(frozen=True, slots=True)
+class JudgeVerdict:
+    """What a separate span-support judge (a language model) said of one citation,
+    and which model said it: recorded beside the label it may have lowered."""
+
+    model: str
+    label: SupportLabel
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise InvalidValue("a judge's verdict names its model")
+        if self.label is SupportLabel.VERBATIM:
+            raise InvalidValue("a judge does not rule on quotations")
+
+
+@dataclass(frozen=True, slots=True)
 class Support:
-    """One citation's support: a score in [0, 1], its label, and for a quotation the
-    exact character span ``[start, end)`` it occupies in the cited passage."""
+    """One citation's support: a score in [0, 1], its label, for a quotation the
+    exact character span ``[start, end)`` it occupies in the cited passage, and the
+    span-support judge's verdict where one was asked."""
 
     score: float
     label: SupportLabel
     span: tuple[int, int] | None = None
+    judged: JudgeVerdict | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.score <= 1.0:
@@ -55,6 +72,20 @@ class Support:
             raise InvalidValue("a span is given exactly when the label is verbatim")
         if self.span is not None and not 0 <= self.span[0] < self.span[1]:
             raise InvalidValue(f"a quotation's span is a non-empty range, got {self.span}")
+
+
+def weaker(first: SupportLabel, second: SupportLabel) -> SupportLabel:
+    """The less backed of two labels (``contradicted`` the least)."""
+    return max(first, second, key=LABEL_ORDER.index)
+
+
+def with_judge(local: Support, verdict: JudgeVerdict) -> Support:
+    """The local check's support after the judge's verdict: the judge can lower the
+    label, never raise it, so a ``contradicted`` stays ``contradicted``. The score
+    is the local checker's (the judge gives none); a quotation is never judged."""
+    if local.label is SupportLabel.VERBATIM:
+        raise InvalidValue("a quotation is verbatim by construction; it is not judged")
+    return Support(local.score, weaker(local.label, verdict.label), None, verdict)
 
 
 def strongest(labels: list[SupportLabel] | tuple[SupportLabel, ...]) -> SupportLabel:
