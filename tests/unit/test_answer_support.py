@@ -9,6 +9,8 @@ fails, the policy decides on the first candidate.
 
 from __future__ import annotations
 
+import pytest
+
 from citadel.adapters.generators.scripted import ScriptedGenerator, Step
 from citadel.adapters.memory import InMemoryLibrary
 from citadel.adapters.metrics.counting import CountingMetrics
@@ -229,3 +231,35 @@ def test_every_entrypoint_shape_carries_the_labels() -> None:
     text = answer_text(result)
     assert "[1: verbatim]" in text
     assert "Limited answer" in text
+
+
+class _Broken:
+    name = "broken/1"
+
+    def check(self, pairs: object) -> list[object]:
+        raise RuntimeError("onnxruntime fell over")
+
+
+@pytest.mark.parametrize("policy", list(SupportPolicy))
+def test_a_checker_that_fails_mid_answer_degrades_it_to_the_search_results(
+    policy: SupportPolicy,
+) -> None:
+    """Found by review: an exception from the checker used to leave the answer call."""
+    limits = Limits()
+    lib = library()
+    metrics = CountingMetrics()
+    svc = AnswerService(
+        SearchService(lib, lib, limits),
+        ScriptedGenerator([quote_and_invent]),
+        limits,
+        sources=lib,
+        metrics=metrics,
+        support=SupportStep(_Broken(), policy, metrics),  # type: ignore[arg-type]
+    )
+    result = ask(svc)
+    assert result.answer is None and result.degraded is not None
+    assert result.degraded.reason is DegradedReason.UNSUPPORTED
+    assert "support check failed (RuntimeError)" in result.degraded.detail
+    assert "onnxruntime" not in result.degraded.detail
+    assert result.search.results  # the reader still gets the search results
+    assert metrics.rejections.get("support_error") == 1

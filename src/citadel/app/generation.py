@@ -207,9 +207,21 @@ class GuardedGenerator:
                     return GenerationOutcome(verdict, None, record)
                 checker = self._support.checker_name
                 with self._tracer.span("support", checker=checker, attempt=attempt) as span:
-                    found = await asyncio.to_thread(
-                        self._support.check, verdict.segments, manifest_passages(manifest)
-                    )
+                    try:
+                        found = await asyncio.to_thread(
+                            self._support.check, verdict.segments, manifest_passages(manifest)
+                        )
+                    except Exception as exc:  # unchecked segments are never shown as checked
+                        self._metrics.rejection("support_error")
+                        return GenerationOutcome(
+                            None,
+                            Degraded(
+                                DegradedReason.UNSUPPORTED,
+                                f"the support check failed ({type(exc).__name__});"
+                                " showing search results",
+                            ),
+                            record,
+                        )
                     span.set(segments=len(found.segments), unsupported=len(found.unsupported))
                 if (
                     found.unsupported
