@@ -30,7 +30,7 @@ import asyncio
 import json
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
 
 import httpx
@@ -143,37 +143,50 @@ class SpanJudge:
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[SupportLabel]:
         """One label per (sentence, passage) pair, in order; ``GeneratorError`` (its
-        ``reason`` a stable code) when the judge cannot give them all, in time."""
+        ``reason`` a stable code) when the judge cannot give them all, in time.
+
+        The pairs are asked in parts of at most ``max_pairs``, one after the other,
+        all inside the one deadline and the one bulkhead slot of this answer."""
         if not pairs:
             return []
-        if len(pairs) > self.max_pairs:
-            raise GeneratorError("too_many_pairs", f"more than {self.max_pairs} pairs to judge")
+        if _loop_running():
+            # A loop of its own cannot run on a thread whose loop is running.
+            raise GeneratorError("event_loop", "the judge was called on a running event loop")
         if not self._slots.acquire(blocking=False):
             raise JudgeBusy
         try:
             # The support step runs off the event loop, in a worker thread: a loop of its own.
-            return asyncio.run(self._judge_in_time(pairs))
+            return _run_alone(self._judge_in_time(pairs))
         finally:
             self._slots.release()
 
     async def _judge_in_time(self, pairs: Sequence[tuple[str, str]]) -> list[SupportLabel]:
         try:
-            return await asyncio.wait_for(self._judge(pairs), self.deadline_s)
+            return await asyncio.wait_for(self._judge_parts(pairs), self.deadline_s)
         except TimeoutError:
             raise ProviderTimeout(
                 "timeout", f"the judge gave no verdicts within {self.deadline_s:g} s"
             ) from None
 
-    async def _judge(self, pairs: Sequence[tuple[str, str]]) -> list[SupportLabel]:
+    async def _judge_parts(self, pairs: Sequence[tuple[str, str]]) -> list[SupportLabel]:
         deadline = asyncio.get_running_loop().time() + self.deadline_s
+        labels: list[SupportLabel] = []
         async with self._wire.client() as client:
-            body = self._body(pairs, "json_schema")
+            for start in range(0, len(pairs), self.max_pairs):
+                part = pairs[start : start + self.max_pairs]
+                labels += await self._judge(client, part, deadline)
+        return labels
+
+    async def _judge(
+        self, client: httpx.AsyncClient, pairs: Sequence[tuple[str, str]], deadline: float
+    ) -> list[SupportLabel]:
+        body = self._body(pairs, "json_schema")
+        reply = await self._wire.call(client, body, deadline, json_mode=True)
+        if reply.status == 400 and names_json_mode(reply):
+            body = self._body(pairs, "json_object")
             reply = await self._wire.call(client, body, deadline, json_mode=True)
-            if reply.status == 400 and names_json_mode(reply):
-                body = self._body(pairs, "json_object")
-                reply = await self._wire.call(client, body, deadline, json_mode=True)
-            if reply.status != 200:
-                raise_status(reply)
+        if reply.status != 200:
+            raise_status(reply)
         return parse_verdicts(message_content(reply), len(pairs))
 
     def _body(self, pairs: Sequence[tuple[str, str]], mode: str) -> bytes:
@@ -242,12 +255,11 @@ class JudgedSupportChecker:
     def check(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
         local = self._local.check(pairs)
         asked = [i for i, support in enumerate(local) if support.label not in _SKIPPED]
-        labels: list[SupportLabel] = []
         try:
-            for start in range(0, len(asked), self._judge.max_pairs):
-                part = asked[start : start + self._judge.max_pairs]
-                labels += self._judge.judge([pairs[i] for i in part])
-        except Exception as exc:  # a judge never breaks an answer
+            labels = self._judge.judge([pairs[i] for i in asked])
+        # A judge never breaks an answer. A cancellation here is the judge's own loop's
+        # (a worker thread is never cancelled from outside), not the caller's.
+        except (Exception, asyncio.CancelledError) as exc:
             reason = exc.reason if isinstance(exc, GeneratorError) else type(exc).__name__
             log.warning(
                 "the support judge %s gave no verdicts (%s); the local labels stand",
@@ -259,3 +271,30 @@ class JudgedSupportChecker:
         for i, label in zip(asked, labels, strict=True):
             judged[i] = with_judge(local[i], JudgeVerdict(self._judge.model, label))
         return judged
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _run_alone(coroutine: Coroutine[object, object, list[SupportLabel]]) -> list[SupportLabel]:
+    """``asyncio.run`` without its wait for the default executor's threads: a name
+    lookup stuck in one (``getaddrinfo`` runs there) must not hold the answer past the
+    deadline. The loop's ``close`` shuts that executor down without waiting."""
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(coroutine)
+    finally:
+        try:
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
