@@ -304,6 +304,7 @@ class AnswerService:
                     cached=True,
                     support_checker=self._support.checker_name if self._support else "",
                     support_policy=self._support.policy.value if self._support else "",
+                    judged=hit.judged,
                 )
                 return self._result(
                     answer_id,
@@ -365,6 +366,7 @@ class AnswerService:
                     revisions=dict(revisions),
                     supports=generated.supports,
                     limited=generated.limited,
+                    judged=generated.record.judged,
                 ),
             )
         return generated

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from citadel.domain.answer import JudgedCitation
 from citadel.domain.support import Support
 from citadel.domain.users import Actor, Role
 from citadel.domain.validation import Accepted
@@ -78,6 +79,9 @@ class CachedAnswer:
     """The revision of each source the manifest names, read before generation began."""
     supports: tuple[tuple[Support, ...], ...] | None = None
     limited: bool = False
+    judged: tuple[JudgedCitation, ...] = ()
+    """The span-support judge's verdicts behind ``supports``: a hit's audit record
+    carries them as the first answer's did."""
 
 
 class AnswerCache:

@@ -231,6 +231,16 @@ class AuditService:
                     " support cannot be recomputed",
                 )
             passages[entry.ref] = stored_passage.chunk.text
+        named = _judge_named(record.support_checker)
+        if any(j.verdict.model != named for j in record.judged):
+            return ReplayReport(
+                answer_id,
+                stored,
+                "verdicts of another judge",
+                False,
+                f"the record holds judge verdicts its checker {record.support_checker}"
+                " does not name the judge of",
+            )
         step = SupportStep(self._support, SupportPolicy(record.support_policy), NullMetrics())
         quotes = record.generator in self._quoting
         checked = _with_recorded_judge(step.check(verdict.segments, passages), record)
@@ -261,6 +271,13 @@ class AuditService:
         return ReplayReport(
             answer_id, stored, replayed, record.verdict == "accepted" and same, note
         )
+
+
+def _judge_named(checker: str) -> str:
+    """The judge's model a recorded checker name ends with (``LOCAL+judge/V/MODEL``,
+    the model possibly holding slashes itself), or "" when it names no judge."""
+    _, marker, judge = checker.partition("+judge/")
+    return judge.partition("/")[2] if marker else ""
 
 
 def _with_recorded_judge(verdict: SupportVerdict, record: AuditRecord) -> SupportVerdict:

@@ -1,0 +1,98 @@
+"""Hostile review of the span-support judge in the answer path: the answer cache and
+``audit replay`` (docs/support.md, "The span-support judge").
+
+Promises attacked: every verdict behind a shown label is in the audit record with the
+judge's model; a replay holds only for the judge the record names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+import pytest
+
+from citadel.adapters.clock import FixedClock
+from citadel.adapters.generators.scripted import ScriptedGenerator
+from citadel.adapters.memory import InMemoryAuditLog, InMemoryLibrary
+from citadel.adapters.metrics.counting import CountingMetrics
+from citadel.app.answer import AnswerService
+from citadel.app.answer_cache import AnswerCache
+from citadel.app.audit import AuditService
+from citadel.app.search import SearchService
+from citadel.app.support import SupportStep
+from citadel.domain.answer import AnswerResult
+from citadel.domain.audit import AuditRecord
+from citadel.domain.limits import Limits
+from citadel.domain.support import SupportLabel, SupportPolicy
+from tests.fakes.judge import judged_by
+from tests.fakes.support import TableSupport
+from tests.unit.test_answer_service import ACTOR, QUESTION, library, request
+from tests.unit.test_answer_support import INVENTED, quote_and_invent
+
+
+class World:
+    def __init__(self, *, cache: bool = False) -> None:
+        limits = Limits()
+        self.lib: InMemoryLibrary = library()
+        self.log = InMemoryAuditLog()
+        local = TableSupport({INVENTED: SupportLabel.SUPPORTED})
+        checker = judged_by(local, "contradicted", "contradicting-judge")
+        self.audit = AuditService(
+            self.log,
+            FixedClock("2026-12-03T00:00:00+00:00"),
+            limits,
+            support=local,
+            chunks=self.lib,
+        )
+        metrics = CountingMetrics()
+        self.service = AnswerService(
+            SearchService(self.lib, self.lib, limits),
+            ScriptedGenerator([quote_and_invent] * 4),
+            limits,
+            audit=self.audit,
+            metrics=metrics,
+            support=SupportStep(checker, SupportPolicy.LABEL, metrics),
+            sources=self.lib if cache else None,
+            cache=AnswerCache() if cache else None,
+        )
+
+    def ask(self) -> AnswerResult:
+        return asyncio.run(self.service.answer(request(QUESTION), ACTOR))
+
+    def record(self, answer_id: str) -> AuditRecord:
+        entry = self.log.get(answer_id)
+        assert entry is not None
+        return AuditRecord.from_json(entry.body)
+
+    def forge(self, answer_id: str, record: AuditRecord) -> None:
+        self.log._entries = [
+            dataclasses.replace(e, body=record.to_json()) if e.answer_id == answer_id else e
+            for e in self.log._entries
+        ]
+
+
+def test_a_cached_answer_records_the_verdicts_that_lowered_its_labels() -> None:
+    world = World(cache=True)
+    first = world.ask()
+    again = world.ask()
+    assert again.generation is not None and again.generation.cached
+    assert again.answer is not None
+    assert [s.label for s in again.answer.segments][1] is SupportLabel.CONTRADICTED
+    # The label the reader sees was the judge's: its verdict and model are on record.
+    assert world.record(again.answer_id).judged == world.record(first.answer_id).judged != ()
+
+
+@pytest.mark.parametrize(
+    "checker",
+    ["table/1", "table/1+judge/1/another-judge"],
+    ids=["no judge named", "another judge named"],
+)
+def test_verdicts_of_a_judge_the_record_does_not_name_do_not_replay(checker: str) -> None:
+    world = World()
+    result = world.ask()
+    record = world.record(result.answer_id)
+    assert world.audit.replay(result.answer_id, ACTOR).holds
+    world.forge(result.answer_id, dataclasses.replace(record, support_checker=checker))
+    report = world.audit.replay(result.answer_id, ACTOR)
+    assert not report.holds, report
