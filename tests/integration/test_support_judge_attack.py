@@ -9,6 +9,7 @@ loop leaves ``check``; a judge on the wrong thread keeps the local labels quietl
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import time
 import warnings
@@ -17,9 +18,10 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from citadel.adapters.support.judge import JudgedSupportChecker, SpanJudge
+from citadel.adapters.generators.openai import InvalidProviderOutput
+from citadel.adapters.support.judge import JudgedSupportChecker, SpanJudge, parse_verdicts
 from citadel.domain.secrets import SecretStr
-from tests.fakes.openai_server import FakeOpenAIServer, Reply, running_server
+from tests.fakes.openai_server import FakeOpenAIServer, Reply, answer, running_server
 from tests.integration.test_support_judge import LABELS, PASSAGE, Scripted, verdicts
 
 PAIRS = [("a paraphrase", PASSAGE)]
@@ -97,3 +99,16 @@ def test_a_judge_called_on_a_running_loop_keeps_the_local_labels_quietly(
         gc.collect()
     assert found == [LABELS["a paraphrase"]]
     assert fake.requests == []
+
+
+@pytest.mark.parametrize("label", [["supported"], {"label": "supported"}], ids=["list", "object"])
+def test_a_label_that_is_no_string_is_invalid_output_with_its_reason(
+    label: object, fake: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    content = json.dumps({"verdicts": [{"pair": 1, "label": label}]})
+    with pytest.raises(InvalidProviderOutput):
+        parse_verdicts(content, 1)
+    fake.script(answer({"verdicts": [{"pair": 1, "label": label}]}))
+    judge = SpanJudge(fake.base_url, "judge-model", SecretStr("k"))
+    assert JudgedSupportChecker(Scripted(), judge).check(PAIRS) == [LABELS["a paraphrase"]]
+    assert "(wrong_type)" in caplog.text  # a stable reason code, not "TypeError"

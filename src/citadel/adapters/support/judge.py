@@ -231,7 +231,7 @@ def parse_verdicts(content: str, pairs: int) -> list[SupportLabel]:
             raise InvalidProviderOutput("wrong_type", "a verdict names no pair that was asked")
         if pair in found:
             raise InvalidProviderOutput("duplicate_key", f"pair {pair} has two verdicts")
-        if label not in {judged.value for judged in JUDGED_LABELS}:
+        if not isinstance(label, str) or label not in {judged.value for judged in JUDGED_LABELS}:
             raise InvalidProviderOutput("wrong_type", "a verdict's label is not one of the four")
         found[pair] = SupportLabel(label)
     if len(found) != pairs:
