@@ -137,7 +137,6 @@ def flaky_world(transport: Flaky, policy: SupportPolicy, *, cache: bool) -> Worl
     return World(judge, policy, cache=cache)
 
 
-@pytest.mark.xfail(strict=True, reason="defect: an unjudged answer is cached under the judged key")
 def test_an_answer_the_judge_did_not_rule_on_is_not_served_from_the_cache() -> None:
     transport = Flaky("contradicted", failures=1)
     world = flaky_world(transport, SupportPolicy.LABEL, cache=True)

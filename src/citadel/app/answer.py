@@ -354,7 +354,7 @@ class AnswerService:
     ) -> GenerationOutcome:
         """The coalesced work: one guarded generation, its accepted answer cached."""
         generated = await self._generation.generate(question, manifest)
-        if generated.verdict is not None and self._cache is not None:
+        if generated.verdict is not None and generated.cacheable and self._cache is not None:
             self._cache.put(
                 key,
                 CachedAnswer(

@@ -51,6 +51,8 @@ class GenerationOutcome:
     """One ``Support`` per ref of each accepted segment; ``None`` without a checker."""
     limited: bool = False
     """Unsupported or contradicted segments were removed (the ``drop`` policy)."""
+    cacheable: bool = True
+    """False when the span-support judge gave no verdicts: the next ask may get them."""
 
 
 class GuardedGenerator:
@@ -264,7 +266,12 @@ class GuardedGenerator:
         decided = self._support.decide(found, quotes=self._generator.quotes)
         if isinstance(decided, Checked):
             return GenerationOutcome(
-                Accepted(decided.segments), None, record, decided.supports, decided.limited
+                Accepted(decided.segments),
+                None,
+                record,
+                decided.supports,
+                decided.limited,
+                cacheable=self._support.complete(found),
             )
         return GenerationOutcome(None, decided, record)
 

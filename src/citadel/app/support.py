@@ -16,7 +16,14 @@ from citadel.app.ports import TrustMetrics
 from citadel.app.ports.support import SupportChecker
 from citadel.domain.answer import AnswerSegment, Degraded, DegradedReason, JudgedCitation
 from citadel.domain.manifest import Manifest
-from citadel.domain.support import NOT_BACKED, Support, SupportLabel, SupportPolicy, strongest
+from citadel.domain.support import (
+    NOT_BACKED,
+    Support,
+    SupportLabel,
+    SupportPolicy,
+    strongest,
+    unjudged,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +99,16 @@ class SupportStep:
     @property
     def checker_name(self) -> str:
         return self._checker.name
+
+    @property
+    def judges(self) -> bool:
+        """Whether a span-support judge rules after the checker (``judge_model``)."""
+        return bool(getattr(self._checker, "judge_model", ""))
+
+    def complete(self, verdict: SupportVerdict) -> bool:
+        """Whether ``verdict`` is all the checker gives: with a judge, every citation it
+        rules on has its verdict (one the judge failed on may be asked again)."""
+        return not (self.judges and unjudged(s for found in verdict.supports for s in found))
 
     @property
     def identity(self) -> str:

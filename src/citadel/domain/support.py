@@ -10,6 +10,7 @@ text and the cited passage alone, never from anything the model says of itself.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from citadel.domain.errors import InvalidValue
@@ -36,6 +37,10 @@ nothing of it). A segment's label is the strongest of its citations' labels, exc
 that a contradiction vetoes (``strongest``)."""
 
 NOT_BACKED = frozenset({SupportLabel.UNSUPPORTED, SupportLabel.CONTRADICTED})
+
+NOT_JUDGED = frozenset({SupportLabel.VERBATIM, SupportLabel.CONTRADICTED})
+"""Local labels a span-support judge is never asked about: a quotation is verbatim by
+construction, and a contradiction cannot be raised."""
 """The segment labels the ``drop`` and ``refuse`` policies act on."""
 
 
@@ -77,6 +82,11 @@ class Support:
 def weaker(first: SupportLabel, second: SupportLabel) -> SupportLabel:
     """The less backed of two labels (``contradicted`` the least)."""
     return max(first, second, key=LABEL_ORDER.index)
+
+
+def unjudged(supports: Iterable[Support]) -> bool:
+    """Whether any of ``supports`` is one a judge should have ruled on but did not."""
+    return any(s.judged is None and s.label not in NOT_JUDGED for s in supports)
 
 
 def with_judge(local: Support, verdict: JudgeVerdict) -> Support:

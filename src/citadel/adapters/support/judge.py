@@ -51,7 +51,7 @@ from citadel.adapters.generators.openai.wire import (
 )
 from citadel.app.ports.support import SupportChecker
 from citadel.domain.secrets import SecretStr
-from citadel.domain.support import JudgeVerdict, Support, SupportLabel, with_judge
+from citadel.domain.support import NOT_JUDGED, JudgeVerdict, Support, SupportLabel, with_judge
 
 log = logging.getLogger(__name__)
 
@@ -92,8 +92,6 @@ SCHEMA: dict[str, object] = {
     "additionalProperties": False,
 }
 _VERDICT_KEYS = frozenset({"pair", "label"})
-_SKIPPED = frozenset({SupportLabel.VERBATIM, SupportLabel.CONTRADICTED})
-"""Local labels never sent: a quotation is verbatim, a contradiction cannot be raised."""
 
 
 class JudgeBusy(GeneratorError):
@@ -246,6 +244,8 @@ class JudgedSupportChecker:
         self._local = local
         self._judge = judge
         self.name = f"{local.name}+{JUDGE_VERSION}/{judge.model}"
+        self.judge_model = judge.model
+        """Read by the support step: an answer the judge gave no verdicts on is not cached."""
         self.local = local
         """The checker without the judge: what an audit replay recomputes with."""
 
@@ -254,7 +254,7 @@ class JudgedSupportChecker:
 
     def check(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
         local = self._local.check(pairs)
-        asked = [i for i, support in enumerate(local) if support.label not in _SKIPPED]
+        asked = [i for i, support in enumerate(local) if support.label not in NOT_JUDGED]
         try:
             labels = self._judge.judge([pairs[i] for i in asked])
         # A judge never breaks an answer. A cancellation here is the judge's own loop's

@@ -18,5 +18,10 @@ class SupportChecker(Protocol):
     def check(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
         """One ``Support`` per ``(segment, passage)`` pair, in order. Deterministic: the
         same pair always gets the same result. A quotation of the passage (whitespace
-        aside) is ``verbatim`` with its span in the passage."""
+        aside) is ``verbatim`` with its span in the passage.
+
+        A checker under a span-support judge (``adapters/support/judge.py``) also has a
+        ``judge_model`` attribute; its results carry the judge's verdicts
+        (``Support.judged``), and when the judge gave none the support step does not
+        cache the answer (``SupportStep.complete``)."""
         ...
