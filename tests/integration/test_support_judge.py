@@ -19,11 +19,11 @@ import pytest
 
 from citadel.adapters.generators.openai import GeneratorConfigError, InvalidProviderOutput
 from citadel.adapters.support.judge import (
-    SCHEMA,
     SYSTEM_POLICY,
     JudgedSupportChecker,
     SpanJudge,
     parse_verdicts,
+    schema,
 )
 from citadel.bootstrap import support as wiring
 from citadel.config import ConfigError, Settings
@@ -126,7 +126,7 @@ def test_the_request_is_a_strict_schema_with_the_pairs_as_data(fake: FakeOpenAIS
     assert body["model"] == "judge-model" and body["temperature"] == 0
     assert body["response_format"] == {
         "type": "json_schema",
-        "json_schema": {"name": "verdicts", "strict": True, "schema": SCHEMA},
+        "json_schema": {"name": "verdicts", "strict": True, "schema": schema(1)},
     }
     assert body["messages"][0] == {"role": "system", "content": SYSTEM_POLICY}
     (pair,) = asked(request)
@@ -134,14 +134,38 @@ def test_the_request_is_a_strict_schema_with_the_pairs_as_data(fake: FakeOpenAIS
     assert request.headers["authorization"] == "Bearer sk-judge"
 
 
-def test_a_provider_refusing_schemas_is_asked_for_json_mode(fake: FakeOpenAIServer) -> None:
-    fake.script(error(400, "response_format json_schema is not supported"), verdicts("partial"))
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        error(400, "response_format json_schema is not supported"),
+        error(422, "response_format: unknown type"),
+        # llama-cpp-python 0.3.x: HTTP 500 with a validation message naming the field
+        error(500, "Input should be 'text' or 'json_object' (response_format.type)"),
+    ],
+    ids=["400", "422", "500"],
+)
+def test_a_provider_refusing_schemas_is_asked_as_the_generator_asks(
+    fake: FakeOpenAIServer, refusal: Reply
+) -> None:
+    fake.script(refusal, error(400, "response_format: unknown field 'schema'"), verdicts("partial"))
     (support,) = checker(fake).check([("a paraphrase", PASSAGE)])
     assert support.label is SupportLabel.PARTIAL
-    assert [r.json()["response_format"]["type"] for r in fake.requests] == [
-        "json_schema",
-        "json_object",
-    ]
+    formats = [r.json()["response_format"] for r in fake.requests]
+    assert [f["type"] for f in formats] == ["json_schema", "json_object", "json_object"]
+    assert formats[1] == {"type": "json_object", "schema": schema(1)}  # as llama.cpp reads one
+    assert formats[2] == {"type": "json_object"}
+
+
+def test_the_schema_asks_for_exactly_one_verdict_per_pair() -> None:
+    verdicts_schema = schema(3)["properties"]["verdicts"]  # type: ignore[index]
+    assert verdicts_schema["minItems"] == verdicts_schema["maxItems"] == 3
+    assert verdicts_schema["items"]["properties"]["pair"]["enum"] == [1, 2, 3]
+
+
+def test_a_server_error_that_names_no_format_is_not_a_refusal(fake: FakeOpenAIServer) -> None:
+    fake.script(error(500, "out of memory"))
+    assert checker(fake).check([("a paraphrase", PASSAGE)]) == [LABELS["a paraphrase"]]
+    assert {r.json()["response_format"]["type"] for r in fake.requests} == {"json_schema"}
 
 
 HOSTILE = {

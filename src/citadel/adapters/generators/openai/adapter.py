@@ -37,9 +37,9 @@ from citadel.adapters.generators.openai.prompt import (
 from citadel.adapters.generators.openai.wire import (
     Reply,
     Wire,
-    names_json_mode,
     parse_endpoint,
     raise_status,
+    refuses_json_mode,
     tls_context,
 )
 from citadel.domain.answer import Candidate, GenerationRequest
@@ -180,10 +180,6 @@ class OpenAICompatibleGenerator:
 
 
 def _refuses_json_mode(reply: Reply, mode: Mode) -> bool:
-    """A refusal of the response format: a 400/422 naming it, or a 5xx naming it.
-
-    llama-cpp-python's server (0.3.x) answers an unsupported ``json_schema``
-    with HTTP 500 and a validation message naming ``response_format``.
-    """
-    refusing = reply.status in (400, 422) or 500 <= reply.status <= 599
-    return refusing and mode != "two_line" and names_json_mode(reply)
+    """A refusal of the JSON mode asked for (``wire.refuses_json_mode``); the two-line
+    format asks for none."""
+    return mode != "two_line" and refuses_json_mode(reply)

@@ -42,6 +42,7 @@ __all__ = [
     "names_json_mode",
     "parse_endpoint",
     "raise_status",
+    "refuses_json_mode",
     "tls_context",
 ]
 
@@ -272,6 +273,16 @@ async def _read_head(response: httpx.Response, limit: int) -> bytes:
 def names_json_mode(reply: Reply) -> bool:
     text = reply.body.decode("utf-8", "replace").lower()
     return any(word in text for word in _JSON_MODE_WORDS)
+
+
+def refuses_json_mode(reply: Reply) -> bool:
+    """A refusal of the response format asked for: a 400/422 naming it, or a 5xx naming it.
+
+    llama-cpp-python's server (0.3.x) answers an unsupported ``json_schema``
+    with HTTP 500 and a validation message naming ``response_format``.
+    """
+    refusing = reply.status in (400, 422) or 500 <= reply.status <= 599
+    return refusing and names_json_mode(reply)
 
 
 def raise_status(reply: Reply) -> NoReturn:
