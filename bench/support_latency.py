@@ -2,7 +2,9 @@
 
 Passages are SciFact abstracts (chunk-sized: ~1.5 KiB of real scientific prose),
 segments the SciFact claims about them — new text, so nothing is a quotation and
-every pair goes through the features and the combiner, or the entailment model:
+every pair goes through the features and the combiner, or the entailment model
+(its pairs side by side on two cores; one after another on one thread; and cut at
+``--uncut`` word pieces, 256 as trained, instead of the packaged 128):
 114 answers of 8 distinct (claim, abstract) pairs (all SciFact train has). Each
 answer is checked once with cold passage caches (``clear_passage_caches``: an
 answer's passages are new to the checker; the per-word memos of a running process
@@ -15,11 +17,13 @@ case: 8 whole sentences quoted from 3 abstracts, cold too. Run:
 from __future__ import annotations
 
 import argparse
+import importlib.resources
 import json
 import os
 import platform
 import random
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -79,6 +83,23 @@ def run(checker: SupportChecker, batch: list[list[tuple[str, str]]]) -> tuple[fl
     return timings[len(timings) // 2], timings[int(0.95 * (len(timings) - 1))]
 
 
+def _cut_at(pieces: int, where: Path) -> Path:
+    """The packaged entailment metadata with another run-time cut, written under ``where``."""
+    document = json.loads(read_metadata_text())
+    document["max_pieces"] = pieces
+    path = where / "entailment.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def read_metadata_text() -> str:
+    return (
+        importlib.resources.files("citadel.adapters.support")
+        .joinpath("model", "entailment.json")
+        .read_text(encoding="utf-8")
+    )
+
+
 def cpu() -> dict[str, object]:
     info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
     model = next(
@@ -97,17 +118,26 @@ def main() -> None:
     parser.add_argument("--answers", type=int, default=114, help="at most 114")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--embedder-answers", type=int, default=40)
+    parser.add_argument(
+        "--uncut", type=int, default=256, help="the cut of the comparison row (as trained: 256)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     batch = answers(args.answers)
     embedder = MiniLmEmbedder()
     entailment = EntailmentSupportChecker()
     entailment.load()  # one session, as a server holds it (it keeps no pair cache)
+    one_core = EntailmentSupportChecker(threads=1)  # the pairs one after another
+    one_core.load()
+    uncut = EntailmentSupportChecker(metadata_path=_cut_at(args.uncut, Path(tempfile.mkdtemp())))
+    uncut.load()
     # A fresh checker per run: the embedder checker's vector cache starts empty.
     checkers: dict[str, tuple[Callable[[], SupportChecker], list]] = {
         "lexical": (lexical_checker, batch),
         "features (static)": (default_checker, batch),
         "entailment (default)": (lambda: entailment, batch),
+        "entailment, 1 thread": (lambda: one_core, batch),
+        f"entailment, {args.uncut} pieces": (lambda: uncut, batch),
         "verbatim (extractive)": (lambda: entailment, verbatim_answers(batch)),
         "embedder (MiniLM int8)": (
             lambda: default_checker(embedder),

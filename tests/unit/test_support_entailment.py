@@ -137,3 +137,38 @@ def test_a_model_that_cannot_load_falls_back_to_features_with_one_warning(
     assert len(warnings) == 1
     assert "absent.onnx" in warnings[0].getMessage()
     assert first.name in warnings[0].getMessage()
+
+
+def test_pairs_run_side_by_side_give_what_they_give_one_after_another() -> None:
+    passage = (
+        "Index matrices must not contain negative indices. NA and zero values are allowed. "
+        "A matrix can be indexed by a two-column matrix of row and column numbers."
+    )
+    pairs = [(f"Index matrices may hold {word} values.", passage) for word in WORDS]
+    side_by_side = EntailmentSupportChecker(threads=2)
+    one_by_one = EntailmentSupportChecker(threads=1)
+    together = side_by_side.probabilities(pairs)
+    assert [p.tolist() for p in together] == [p.tolist() for p in one_by_one.probabilities(pairs)]
+    assert [p.tolist() for p in together] == [
+        side_by_side.probabilities([pair])[0].tolist() for pair in pairs
+    ]
+
+
+def test_a_cut_of_128_pieces_keeps_the_segment_whole() -> None:
+    """The run-time cut (``max_pieces``) takes from the longest side, the passage."""
+    info = read_metadata()
+    assert info.max_pieces == 128 and "trained at 256" in info.provenance["max_pieces_note"]
+    clauses = ", ".join(f"column {k} may hold NA or zero values" for k in range(60))
+    long_passage = f"Index matrices must not contain negative indices, while {clauses}."
+    negated = "Index matrices may contain negative indices."
+    checker = EntailmentSupportChecker()
+    loaded = checker._encoder._ensure_loaded()
+    encoding = loaded.tokenizer.encode(negated, long_passage)
+    assert len(encoding.ids) == 128 < len(long_passage.split())
+    segment_pieces = loaded.tokenizer.encode(negated).ids
+    assert encoding.ids[: len(segment_pieces)] == segment_pieces  # [CLS] segment [SEP], whole
+    (support,) = checker.check([(negated, long_passage)])
+    assert support.label is SupportLabel.CONTRADICTED
+
+
+WORDS = ["negative", "zero", "NA", "missing", "complex", "character", "logical", "large", "odd"]

@@ -1,4 +1,4 @@
-"""A pinned int8 MiniLM cross-encoder graph, run by onnxruntime one text pair at a time.
+"""A pinned int8 MiniLM cross-encoder graph, run by onnxruntime one text pair per run.
 
 The relevance scorer (``adapters/relevance``) and the entailment scorer of the support
 check (``adapters/support/entailment.py``) are both the export of
@@ -12,6 +12,8 @@ What both share lives here: the pair is cut as in training (the embedder's pinne
 ``tokenizer.json``, truncated longest-first to ``max_pieces``); the graph's bytes are
 checked against their pin before onnxruntime sees them and the session is built
 from those bytes; the session is built on first use (or ``load()``) under a lock;
+the pairs of one call run side by side, one core each, on ``threads`` workers (a
+run of this size gains little from a second intra-op thread: docs/support.md);
 on x86 without VNNI or AMX onnxruntime is asked for its exact uint8 x uint8 kernels
 (``cpu_kernels``), so the same pair gets the same logits on every CPU. Each caller
 passes its own error type, so a missing or altered file reads as that scorer's.
@@ -23,6 +25,7 @@ import math
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +55,8 @@ class PinnedGraph:
 class _Loaded:
     session: ort.InferenceSession
     tokenizer: Tokenizer
+    pool: ThreadPoolExecutor | None
+    """Runs a call's pairs side by side (``threads`` > 1); ``None``: one after another."""
 
 
 class PairEncoder:
@@ -97,21 +102,27 @@ class PairEncoder:
         if not pairs:
             return []
         loaded = self._ensure_loaded()
-        found: list[np.ndarray] = []
-        for encoding in loaded.tokenizer.encode_batch(list(pairs)):
-            feeds = {
+        feeds = [
+            {
                 "input_ids": np.asarray(encoding.ids, dtype=np.int64),
                 "token_type_ids": np.asarray(encoding.type_ids, dtype=np.int64),
             }
+            for encoding in loaded.tokenizer.encode_batch(list(pairs))
+        ]
+
+        def run(feed: dict[str, np.ndarray]) -> np.ndarray:
             try:
-                (out,) = loaded.session.run(["logit"], feeds)
+                (out,) = loaded.session.run(["logit"], feed)
             except Exception as exc:  # onnxruntime's errors are untyped; translate them here
                 raise self._error(f"{self._what} inference failed: {exc}") from exc
             vector = np.asarray(out, dtype=np.float64).reshape(-1)
             if vector.shape != (self._outputs,) or not all(math.isfinite(v) for v in vector):
                 raise self._error(f"the {self._what} model returned {vector.tolist()}")
-            found.append(vector)
-        return found
+            return vector
+
+        if loaded.pool is None or len(feeds) == 1:
+            return [run(feed) for feed in feeds]
+        return list(loaded.pool.map(run, feeds))
 
     def _ensure_loaded(self) -> _Loaded:
         loaded = self._loaded
@@ -159,12 +170,15 @@ class PairEncoder:
                 f"unexpected {self._what} model signature: inputs {sorted(inputs)}, "
                 f"outputs {sorted(outputs)}"
             )
-        return _Loaded(session, tokenizer)
+        pool = None
+        if self.threads > 1:
+            pool = ThreadPoolExecutor(self.threads, thread_name_prefix=f"citadel-{self._what}")
+        return _Loaded(session, tokenizer, pool)
 
     def _options(self) -> ort.SessionOptions:
         """The embedder's session options (``adapters/embedding/minilm.py``)."""
         options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
+        options.intra_op_num_threads = 1  # the pairs of a call run side by side instead
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
