@@ -12,8 +12,9 @@ whether each policy's answers are the `label` run's answers.
 
 `--rows FILE` writes every answer's segments with their labels, scores and cited
 passages (JSON lines, one per policy and question) from which `--sample N` picks
-N segments the checker called `unsupported` and N it called `supported`, spread
-evenly over all runs (each segment once), for judging by hand (`--sample-out FILE`).
+N segments of each label a paraphrase can get (`supported`, `partial`,
+`unsupported`, `contradicted`), spread evenly over all runs (each segment once),
+for judging by hand (`--sample-out FILE`).
 
     # extractive (the default generator), the whole set:
     HF_HUB_OFFLINE=1 .venv/bin/python bench/support_policy.py --home /tmp/qa-home
@@ -337,11 +338,15 @@ def same_answers(rows: Sequence[dict[str, object]], base: Sequence[dict[str, obj
     return sum(1 for a, b in zip(rows, base, strict=True) if shape(a) == shape(b))
 
 
+JUDGED = ("supported", "partial", "unsupported", "contradicted")
+"""The labels a sample is drawn from: every label a paraphrase can get."""
+
+
 def sample(rows: Sequence[dict[str, object]], per_label: int) -> list[dict[str, object]]:
-    """``per_label`` segments labelled unsupported and as many supported, evenly spread
-    over the rows in order (a segment shown by several policies counts once); each
-    with its question and cited passage(s)."""
-    found: dict[str, list[dict[str, object]]] = {"unsupported": [], "supported": []}
+    """``per_label`` segments of each label in ``JUDGED``, evenly spread over the rows
+    in order (a segment shown by several policies counts once); each with its
+    question and cited passage(s)."""
+    found: dict[str, list[dict[str, object]]] = {label: [] for label in JUDGED}
     seen: set[tuple[object, str]] = set()
     for row in rows:
         for segment in row["segments"]:  # type: ignore[attr-defined]

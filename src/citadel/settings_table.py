@@ -71,9 +71,10 @@ SETTINGS: tuple[Setting, ...] = (
         "CITADEL_SUPPORT_POLICY",
         "support_policy",
         Choice(("label", "drop", "refuse")),
-        "label",
-        "an unsupported segment: `label` shows it marked, `drop` removes it (answer"
-        " limited), `refuse` degrades the answer to its search results",
+        "drop",
+        "an unsupported or contradicted segment: `drop` removes it (answer limited; the"
+        " default, measured in docs/support.md), `label` shows it marked, `refuse` degrades"
+        " the answer to its search results",
     ),
     Setting(
         "CITADEL_SUPPORT_CHECKER",
