@@ -1,19 +1,40 @@
-"""The answer use case's settings of ``settings_table``: the answerability decision
-and the span-support judge.
+"""The answer use case's settings of ``settings_table``: the support check (policy,
+checker, span-support judge) and the answerability decision.
 
-Kept in their own module so the table stays short; ``SETTINGS`` splices them in after
-the support policy and checker, so the README's table keeps its order.
+One use case's settings in one module; ``SETTINGS`` splices them in after
+the generator, so the README's table keeps its order.
 """
 
 from __future__ import annotations
 
 from citadel.app import answerability
-from citadel.setting_kinds import Integer, Number, Setting, Text
+from citadel.setting_kinds import Choice, Integer, Number, Setting, Text
+
+SUPPORT_CHECKERS = ("entailment", "features")
 
 JUDGE_DEADLINE_S = 5.0
 JUDGE_CONCURRENCY = 2
 
-SUPPORT_JUDGE_SETTINGS: tuple[Setting, ...] = (
+SUPPORT_SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "CITADEL_SUPPORT_POLICY",
+        "support_policy",
+        Choice(("label", "drop", "refuse")),
+        "drop",
+        "an unsupported or contradicted segment: `drop` removes it (answer limited; the"
+        " default, measured in docs/support.md), `label` shows it marked, `refuse` degrades"
+        " the answer to its search results",
+    ),
+    Setting(
+        "CITADEL_SUPPORT_CHECKER",
+        "support_checker",
+        Choice(SUPPORT_CHECKERS),
+        "entailment",
+        "the support check of model-written segments: `entailment` (the packaged three-way"
+        " cross-encoder; when it cannot load, `features` with a warning) or `features` (the"
+        " lexical features and word-piece alignment, no transformer pass); quotations are"
+        " `verbatim` with either (docs/support.md)",
+    ),
     Setting(
         "CITADEL_SUPPORT_JUDGE",
         "support_judge",

@@ -36,14 +36,13 @@ from citadel.setting_kinds import (
     Text,
     ZeroOrOne,
 )
-from citadel.settings_answer import ANSWERABILITY_SETTINGS, SUPPORT_JUDGE_SETTINGS
+from citadel.settings_answer import ANSWERABILITY_SETTINGS, SUPPORT_SETTINGS
 from citadel.settings_render import RENDER_SETTINGS
 from citadel.settings_search import SEARCH_SETTINGS
 
 GENERATORS = ("extractive", "openai")
 EMBEDDERS = ("minilm", "minilm-float", "hashing", "none")
 RELEVANCE_SCORERS = ("model", "cross-encoder", "lexical", "off")
-SUPPORT_CHECKERS = ("entailment", "features")
 COOKIE_SECURITY = ("auto", "always")
 _LIMITS = Limits()
 _MIB = 1024 * 1024
@@ -67,26 +66,7 @@ SETTINGS: tuple[Setting, ...] = (
         "extractive",
         "answer generator: `extractive` or `openai`",
     ),
-    Setting(
-        "CITADEL_SUPPORT_POLICY",
-        "support_policy",
-        Choice(("label", "drop", "refuse")),
-        "drop",
-        "an unsupported or contradicted segment: `drop` removes it (answer limited; the"
-        " default, measured in docs/support.md), `label` shows it marked, `refuse` degrades"
-        " the answer to its search results",
-    ),
-    Setting(
-        "CITADEL_SUPPORT_CHECKER",
-        "support_checker",
-        Choice(SUPPORT_CHECKERS),
-        "entailment",
-        "the support check of model-written segments: `entailment` (the packaged three-way"
-        " cross-encoder; when it cannot load, `features` with a warning) or `features` (the"
-        " lexical features and word-piece alignment, no transformer pass); quotations are"
-        " `verbatim` with either (docs/support.md)",
-    ),
-    *SUPPORT_JUDGE_SETTINGS,
+    *SUPPORT_SETTINGS,
     *ANSWERABILITY_SETTINGS,
     Setting(
         "CITADEL_RELEVANCE",

@@ -18,8 +18,11 @@ from citadel.adapters.clock import FixedClock
 from citadel.adapters.generators.scripted import ScriptedGenerator
 from citadel.adapters.memory import InMemoryAuditLog, InMemoryLibrary
 from citadel.adapters.metrics.counting import CountingMetrics
+from citadel.adapters.support.judge import JudgedSupportChecker, SpanJudge
 from citadel.app.answer import AnswerService
+from citadel.app.answer_cache import AnswerCache
 from citadel.app.audit import AuditService
+from citadel.app.ports.support import SupportChecker
 from citadel.app.search import SearchService
 from citadel.app.support import SupportStep
 from citadel.domain.answer import AnswerResult, JudgedCitation
@@ -33,14 +36,27 @@ from tests.unit.test_answer_support import INVENTED, quote_and_invent
 
 
 class World:
-    def __init__(self, policy: SupportPolicy, *, judge: bool = True) -> None:
+    def __init__(
+        self,
+        judge: SpanJudge | None = None,
+        policy: SupportPolicy = SupportPolicy.LABEL,
+        *,
+        cache: bool = False,
+        judged: bool = True,
+    ) -> None:
+        """``judge`` over the local table (default: one that contradicts every pair);
+        ``judged=False``: the local table alone."""
         limits = Limits()
         self.lib: InMemoryLibrary = library()
         self.log = InMemoryAuditLog()
-        local = TableSupport({INVENTED: SupportLabel.SUPPORTED})  # the judge will disagree
-        checker = local
-        if judge:
-            checker = judged_by(local, "contradicted", "contradicting-judge")  # type: ignore[assignment]
+        local = TableSupport({INVENTED: SupportLabel.SUPPORTED})
+        checker: SupportChecker = local
+        if judged:
+            checker = (
+                judged_by(local, "contradicted", "contradicting-judge")
+                if judge is None
+                else JudgedSupportChecker(local, judge)
+            )
         self.audit = AuditService(
             self.log,
             FixedClock("2026-12-03T00:00:00+00:00"),
@@ -51,11 +67,13 @@ class World:
         metrics = CountingMetrics()
         self.service = AnswerService(
             SearchService(self.lib, self.lib, limits),
-            ScriptedGenerator([quote_and_invent] * 2),
+            ScriptedGenerator([quote_and_invent] * 4),
             limits,
             audit=self.audit,
             metrics=metrics,
             support=SupportStep(checker, policy, metrics),
+            sources=self.lib if cache else None,
+            cache=AnswerCache() if cache else None,
         )
 
     def ask(self) -> AnswerResult:
@@ -66,9 +84,15 @@ class World:
         assert entry is not None
         return AuditRecord.from_json(entry.body)
 
+    def forge(self, answer_id: str, record: AuditRecord) -> None:
+        self.log._entries = [
+            dataclasses.replace(e, body=record.to_json()) if e.answer_id == answer_id else e
+            for e in self.log._entries
+        ]
+
 
 def test_the_lowered_label_is_shown_and_the_verdict_recorded_with_its_model() -> None:
-    world = World(SupportPolicy.LABEL)
+    world = World()
     result = world.ask()
     assert result.answer is not None
     assert [s.label for s in result.answer.segments] == [
@@ -86,7 +110,7 @@ def test_the_lowered_label_is_shown_and_the_verdict_recorded_with_its_model() ->
 
 @pytest.mark.parametrize("policy", list(SupportPolicy))
 def test_replay_applies_the_recorded_verdicts_and_holds(policy: SupportPolicy) -> None:
-    world = World(policy)
+    world = World(policy=policy)
     result = world.ask()
     record = world.record(result.answer_id)
     assert len(record.judged) == 1, policy  # recorded when the segment was dropped or refused too
@@ -95,19 +119,15 @@ def test_replay_applies_the_recorded_verdicts_and_holds(policy: SupportPolicy) -
 
 
 def test_a_verdict_removed_from_the_log_does_not_replay() -> None:
-    world = World(SupportPolicy.LABEL)
+    world = World()
     result = world.ask()
-    forged = dataclasses.replace(world.record(result.answer_id), judged=())
-    world.log._entries = [
-        dataclasses.replace(e, body=forged.to_json()) if e.answer_id == result.answer_id else e
-        for e in world.log._entries
-    ]
+    world.forge(result.answer_id, dataclasses.replace(world.record(result.answer_id), judged=()))
     report = world.audit.replay(result.answer_id, ACTOR)
     assert not report.holds and report.replayed == "accepted with other support labels"
 
 
 def test_a_record_without_a_judge_has_no_judge_key() -> None:
-    world = World(SupportPolicy.LABEL, judge=False)
+    world = World(judged=False)
     result = world.ask()
     entry = world.log.get(result.answer_id)
     assert entry is not None

@@ -14,76 +14,12 @@ import time
 import httpx
 import pytest
 
-from citadel.adapters.clock import FixedClock
-from citadel.adapters.generators.scripted import ScriptedGenerator
-from citadel.adapters.memory import InMemoryAuditLog, InMemoryLibrary
-from citadel.adapters.metrics.counting import CountingMetrics
-from citadel.adapters.support.judge import JudgedSupportChecker, SpanJudge
-from citadel.app.answer import AnswerService
-from citadel.app.answer_cache import AnswerCache
-from citadel.app.audit import AuditService
-from citadel.app.search import SearchService
-from citadel.app.support import SupportStep
-from citadel.domain.answer import AnswerResult
-from citadel.domain.audit import AuditRecord
-from citadel.domain.limits import Limits
+from citadel.adapters.support.judge import SpanJudge
 from citadel.domain.secrets import SecretStr
 from citadel.domain.support import SupportLabel, SupportPolicy
-from tests.fakes.judge import judged_by, judging
-from tests.fakes.support import TableSupport
-from tests.unit.test_answer_service import ACTOR, QUESTION, library, request
-from tests.unit.test_answer_support import INVENTED, quote_and_invent
-
-
-class World:
-    def __init__(
-        self,
-        judge: SpanJudge | None = None,
-        policy: SupportPolicy = SupportPolicy.LABEL,
-        *,
-        cache: bool = False,
-    ) -> None:
-        limits = Limits()
-        self.lib: InMemoryLibrary = library()
-        self.log = InMemoryAuditLog()
-        local = TableSupport({INVENTED: SupportLabel.SUPPORTED})
-        checker = (
-            judged_by(local, "contradicted", "contradicting-judge")
-            if judge is None
-            else JudgedSupportChecker(local, judge)
-        )
-        self.audit = AuditService(
-            self.log,
-            FixedClock("2026-12-03T00:00:00+00:00"),
-            limits,
-            support=local,
-            chunks=self.lib,
-        )
-        metrics = CountingMetrics()
-        self.service = AnswerService(
-            SearchService(self.lib, self.lib, limits),
-            ScriptedGenerator([quote_and_invent] * 4),
-            limits,
-            audit=self.audit,
-            metrics=metrics,
-            support=SupportStep(checker, policy, metrics),
-            sources=self.lib if cache else None,
-            cache=AnswerCache() if cache else None,
-        )
-
-    def ask(self) -> AnswerResult:
-        return asyncio.run(self.service.answer(request(QUESTION), ACTOR))
-
-    def record(self, answer_id: str) -> AuditRecord:
-        entry = self.log.get(answer_id)
-        assert entry is not None
-        return AuditRecord.from_json(entry.body)
-
-    def forge(self, answer_id: str, record: AuditRecord) -> None:
-        self.log._entries = [
-            dataclasses.replace(e, body=record.to_json()) if e.answer_id == answer_id else e
-            for e in self.log._entries
-        ]
+from tests.fakes.judge import judging
+from tests.unit.test_answer_service import ACTOR
+from tests.unit.test_audit_judge_replay import World
 
 
 def test_a_cached_answer_records_the_verdicts_that_lowered_its_labels() -> None:
