@@ -256,8 +256,6 @@ class JudgedSupportChecker:
         self.name = f"{local.name}+{JUDGE_VERSION}/{judge.model}"
         self.judge_model = judge.model
         """Read by the support step: an answer the judge gave no verdicts on is not cached."""
-        self.local = local
-        """The checker without the judge: what an audit replay recomputes with."""
 
     def __repr__(self) -> str:
         return f"JudgedSupportChecker(name={self.name!r})"
