@@ -34,7 +34,9 @@ class TableSupport:
         self._default = default
         self.pairs: list[tuple[str, str]] = []
 
-    def check(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
+    def check(
+        self, pairs: Sequence[tuple[str, str]], *, until: float | None = None
+    ) -> list[Support]:
         self.pairs.extend(pairs)
         return [self._one(segment, passage) for segment, passage in pairs]
 

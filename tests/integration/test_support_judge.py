@@ -55,7 +55,9 @@ class Scripted:
 
     name = "scripted/1"
 
-    def check(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
+    def check(
+        self, pairs: Sequence[tuple[str, str]], *, until: float | None = None
+    ) -> list[Support]:
         return [
             Support(1.0, SupportLabel.VERBATIM, (0, len(s))) if s == QUOTE else LABELS[s]
             for s, _ in pairs

@@ -52,7 +52,9 @@ class Fixed:
 
     name = "fixed/1"
 
-    def check(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
+    def check(
+        self, pairs: Sequence[tuple[str, str]], *, until: float | None = None
+    ) -> list[Support]:
         out = []
         for segment, _ in pairs:
             score = min(len(segment) / 4, 0.99)
@@ -128,7 +130,9 @@ class ByText:
 
     name = "bytext/1"
 
-    def check(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
+    def check(
+        self, pairs: Sequence[tuple[str, str]], *, until: float | None = None
+    ) -> list[Support]:
         out = []
         for segment, _ in pairs:
             label = SupportLabel(segment.split(":")[0])

@@ -14,6 +14,7 @@ import time
 import httpx
 import pytest
 
+from citadel.adapters.generators.openai.errors import ProviderTimeout
 from citadel.adapters.support.judge import SpanJudge
 from citadel.domain.secrets import SecretStr
 from citadel.domain.support import SupportLabel, SupportPolicy
@@ -84,7 +85,6 @@ def test_an_answer_the_judge_did_not_rule_on_is_not_served_from_the_cache() -> N
     assert again.answer.segments[1].label is SupportLabel.CONTRADICTED
 
 
-@pytest.mark.xfail(strict=True, reason="defect: each repair attempt gets a whole judge deadline")
 def test_the_judge_delays_an_answer_by_at_most_its_deadline_under_drop() -> None:
     transport = Flaky("unsupported", delay_s=0.45)  # each call just inside 0.5 s
     world = flaky_world(transport, SupportPolicy.DROP, cache=False)
@@ -92,3 +92,22 @@ def test_the_judge_delays_an_answer_by_at_most_its_deadline_under_drop() -> None
     world.ask()
     elapsed = time.monotonic() - started
     assert elapsed < 0.8, f"{elapsed:.2f} s over {transport.calls} judge calls"
+
+
+def test_a_spent_answer_budget_asks_the_judge_nothing() -> None:
+    transport = Flaky("contradicted")
+    judge = SpanJudge(
+        "http://127.0.0.1:1/v1", "flaky-judge", SecretStr(""), deadline_s=5, transport=transport
+    )
+    with pytest.raises(ProviderTimeout):
+        judge.judge([("a sentence", "a passage")], until=time.monotonic() - 0.01)
+    assert transport.calls == 0
+    # What is left of the budget, not the judge's own 5 s, bounds the call.
+    slow = Flaky("contradicted", delay_s=1.0)
+    judge = SpanJudge(
+        "http://127.0.0.1:1/v1", "flaky-judge", SecretStr(""), deadline_s=5, transport=slow
+    )
+    started = time.monotonic()
+    with pytest.raises(ProviderTimeout):
+        judge.judge([("a sentence", "a passage")], until=started + 0.2)
+    assert time.monotonic() - started < 0.8

@@ -110,19 +110,29 @@ class SupportStep:
         rules on has its verdict (one the judge failed on may be asked again)."""
         return not (self.judges and unjudged(s for found in verdict.supports for s in found))
 
+    def judge_until(self) -> float | None:
+        """The ``time.monotonic()`` instant by which the judge must have ruled on this
+        answer, all its attempts together (``None`` without a judge): taken once per
+        answer, at its first check, so a repair does not buy the judge a new deadline."""
+        budget = getattr(self._checker, "judge_deadline_s", None)
+        return None if budget is None else time.monotonic() + budget
+
     @property
     def identity(self) -> str:
         """The checker and the policy, for cache keys: a change of either is a new answer."""
         return f"{self._checker.name}:{self._policy.value}"
 
     def check(
-        self, segments: tuple[AnswerSegment, ...], passages: Mapping[str, str]
+        self,
+        segments: tuple[AnswerSegment, ...],
+        passages: Mapping[str, str],
+        until: float | None = None,
     ) -> SupportVerdict:
         """Each segment against every passage it cites, ``passages`` by ref (CPU work:
-        call off the event loop)."""
+        call off the event loop); a judge stops asking at ``until`` (``judge_until``)."""
         started = time.perf_counter()
         pairs = [(segment.text, passages[ref]) for segment in segments for ref in segment.refs]
-        found = self._checker.check(pairs)
+        found = self._checker.check(pairs, until=until)
         if len(found) != len(pairs):
             raise RuntimeError(
                 f"the support checker gave {len(found)} results for {len(pairs)} pairs"

@@ -127,7 +127,9 @@ class FeatureSupportChecker:
     def combiner(self) -> Combiner:
         return self._combiner
 
-    def check(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
+    def check(
+        self, pairs: Sequence[tuple[str, str]], *, until: float | None = None
+    ) -> list[Support]:
         results: list[Support | None] = []
         scored: list[tuple[str, str]] = []
         for segment, passage in pairs:

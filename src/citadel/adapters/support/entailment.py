@@ -170,7 +170,9 @@ class EntailmentSupportChecker:
         """Check and load the model now; ``check`` does it on first use."""
         self._encoder.load()
 
-    def check(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
+    def check(
+        self, pairs: Sequence[tuple[str, str]], *, until: float | None = None
+    ) -> list[Support]:
         results: list[Support | None] = []
         scored: list[tuple[str, str]] = []
         for segment, passage in pairs:

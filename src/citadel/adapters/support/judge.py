@@ -30,6 +30,7 @@ import asyncio
 import json
 import logging
 import threading
+import time
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
 
@@ -147,14 +148,23 @@ class SpanJudge:
             transport=transport,
         )
 
-    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[SupportLabel]:
+    def judge(
+        self, pairs: Sequence[tuple[str, str]], *, until: float | None = None
+    ) -> list[SupportLabel]:
         """One label per (sentence, passage) pair, in order; ``GeneratorError`` (its
         ``reason`` a stable code) when the judge cannot give them all, in time.
 
         The pairs are asked in parts of at most ``max_pairs``, one after the other,
-        all inside the one deadline and the one bulkhead slot of this answer."""
+        all inside the one deadline and the one bulkhead slot of this answer. The
+        deadline is ``deadline_s`` from now, or ``until`` (a ``time.monotonic()``
+        instant: what is left of the answer's budget) when that comes first."""
         if not pairs:
             return []
+        budget_s = (
+            self.deadline_s if until is None else min(self.deadline_s, until - time.monotonic())
+        )
+        if budget_s <= 0:
+            raise ProviderTimeout("timeout", "the answer's judge budget is spent")
         if _loop_running():
             # A loop of its own cannot run on a thread whose loop is running.
             raise GeneratorError("event_loop", "the judge was called on a running event loop")
@@ -162,20 +172,24 @@ class SpanJudge:
             raise JudgeBusy
         try:
             # The support step runs off the event loop, in a worker thread: a loop of its own.
-            return _run_alone(self._judge_in_time(pairs))
+            return _run_alone(self._judge_in_time(pairs, budget_s))
         finally:
             self._slots.release()
 
-    async def _judge_in_time(self, pairs: Sequence[tuple[str, str]]) -> list[SupportLabel]:
+    async def _judge_in_time(
+        self, pairs: Sequence[tuple[str, str]], budget_s: float
+    ) -> list[SupportLabel]:
         try:
-            return await asyncio.wait_for(self._judge_parts(pairs), self.deadline_s)
+            return await asyncio.wait_for(self._judge_parts(pairs, budget_s), budget_s)
         except TimeoutError:
             raise ProviderTimeout(
-                "timeout", f"the judge gave no verdicts within {self.deadline_s:g} s"
+                "timeout", f"the judge gave no verdicts within {budget_s:.3g} s"
             ) from None
 
-    async def _judge_parts(self, pairs: Sequence[tuple[str, str]]) -> list[SupportLabel]:
-        deadline = asyncio.get_running_loop().time() + self.deadline_s
+    async def _judge_parts(
+        self, pairs: Sequence[tuple[str, str]], budget_s: float
+    ) -> list[SupportLabel]:
+        deadline = asyncio.get_running_loop().time() + budget_s
         labels: list[SupportLabel] = []
         async with self._wire.client() as client:
             for start in range(0, len(pairs), self.max_pairs):
@@ -260,11 +274,18 @@ class JudgedSupportChecker:
     def __repr__(self) -> str:
         return f"JudgedSupportChecker(name={self.name!r})"
 
-    def check(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
+    @property
+    def judge_deadline_s(self) -> float:
+        """Read by the support step: one answer's judge budget, all its attempts together."""
+        return self._judge.deadline_s
+
+    def check(
+        self, pairs: Sequence[tuple[str, str]], *, until: float | None = None
+    ) -> list[Support]:
         local = self._local.check(pairs)
         asked = [i for i, support in enumerate(local) if support.label not in NOT_JUDGED]
         try:
-            labels = self._judge.judge([pairs[i] for i in asked])
+            labels = self._judge.judge([pairs[i] for i in asked], until=until)
         # A judge never breaks an answer. A cancellation here is the judge's own loop's
         # (a worker thread is never cancelled from outside), not the caller's.
         except (Exception, asyncio.CancelledError) as exc:
