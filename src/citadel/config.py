@@ -101,6 +101,8 @@ class Settings:
     support_judge: str = default_of("support_judge")
     """The judge's model; empty: no judge (``bootstrap/support.py``)."""
     support_judge_base_url: str = default_of("support_judge_base_url")
+    support_judge_api_key: SecretStr = field(default=default_of("support_judge_api_key"))
+    """Empty: the LLM's key when the judge is at the LLM's provider, else none."""
     support_judge_deadline_s: float = default_of("support_judge_deadline_s")
     support_judge_concurrency: int = default_of("support_judge_concurrency")
     answerability_threshold: float | None = default_of("answerability_threshold")

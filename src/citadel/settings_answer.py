@@ -8,7 +8,8 @@ the generator, so the README's table keeps its order.
 from __future__ import annotations
 
 from citadel.app import answerability
-from citadel.setting_kinds import Choice, Integer, Number, Setting, Text
+from citadel.domain.secrets import SecretStr
+from citadel.setting_kinds import Choice, Integer, Number, Secret, Setting, Text
 
 SUPPORT_CHECKERS = ("entailment", "features")
 
@@ -50,7 +51,16 @@ SUPPORT_SETTINGS: tuple[Setting, ...] = (
         "support_judge_base_url",
         Text(),
         "",
-        "the judge's provider (empty: `CITADEL_LLM_BASE_URL`); it uses the LLM key and CA",
+        "the judge's provider (empty: `CITADEL_LLM_BASE_URL`); it uses the LLM's CA file",
+    ),
+    Setting(
+        "CITADEL_SUPPORT_JUDGE_API_KEY",
+        "support_judge_api_key",
+        Secret(min_bytes=0, strip=False),
+        SecretStr(""),
+        "the judge's key (never logged or shown); unset, a judge at the LLM's provider uses"
+        " the LLM's key and a judge elsewhere gets none",
+        secret=True,
     ),
     Setting(
         "CITADEL_SUPPORT_JUDGE_DEADLINE_S",

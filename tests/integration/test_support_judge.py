@@ -322,3 +322,37 @@ def test_a_judge_without_a_usable_provider_is_a_configuration_error(
 def test_the_judges_limits_are_checked_with_the_settings(env: dict[str, str]) -> None:
     with pytest.raises(ConfigError):
         Settings.from_env(env)
+
+
+@pytest.mark.parametrize(
+    ("env", "sent"),
+    [
+        ({"CITADEL_LLM_API_KEY": "llm-key"}, "Bearer llm-key"),  # the LLM's own provider
+        (
+            {"CITADEL_LLM_API_KEY": "llm-key", "CITADEL_SUPPORT_JUDGE_API_KEY": "judge-key"},
+            "Bearer judge-key",
+        ),
+        ({"CITADEL_LLM_API_KEY": "llm-key", "JUDGE_ELSEWHERE": "1"}, None),
+        (
+            {
+                "CITADEL_LLM_API_KEY": "llm-key",
+                "CITADEL_SUPPORT_JUDGE_API_KEY": "judge-key",
+                "JUDGE_ELSEWHERE": "1",
+            },
+            "Bearer judge-key",
+        ),
+    ],
+    ids=["same provider", "own key", "elsewhere, no key", "elsewhere, own key"],
+)
+def test_the_llm_key_is_never_sent_to_a_judge_at_another_provider(
+    fake: FakeOpenAIServer, env: dict[str, str], sent: str | None
+) -> None:
+    env = dict(env, CITADEL_SUPPORT_JUDGE="judge-model")
+    if env.pop("JUDGE_ELSEWHERE", None):
+        env |= {"CITADEL_LLM_BASE_URL": "https://llm.invalid/v1"}
+        env |= {"CITADEL_SUPPORT_JUDGE_BASE_URL": fake.base_url}
+    else:
+        env |= {"CITADEL_LLM_BASE_URL": fake.base_url}
+    fake.script(verdicts("unsupported"))
+    wiring.judged(Settings.from_env(env), Scripted()).check([("a paraphrase", PASSAGE)])
+    assert fake.requests[0].headers.get("authorization") == sent

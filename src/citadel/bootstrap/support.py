@@ -22,6 +22,7 @@ from citadel.adapters.support.entailment import EntailmentSupportChecker, Entail
 from citadel.adapters.support.judge import JudgedSupportChecker, SpanJudge
 from citadel.app.ports.support import SupportChecker
 from citadel.config import ConfigError, Settings
+from citadel.domain.secrets import SecretStr
 
 log = logging.getLogger("citadel.bootstrap.support")
 
@@ -74,7 +75,7 @@ def judged(settings: Settings, local: SupportChecker) -> SupportChecker:
         judge = SpanJudge(
             base_url,
             settings.support_judge,
-            settings.llm.api_key,
+            judge_key(settings),
             deadline_s=settings.support_judge_deadline_s,
             concurrency=settings.support_judge_concurrency,
             ca_file=settings.llm.ca_file,
@@ -82,3 +83,14 @@ def judged(settings: Settings, local: SupportChecker) -> SupportChecker:
     except GeneratorConfigError as exc:
         raise ConfigError(f"CITADEL_SUPPORT_JUDGE: {exc}") from None
     return JudgedSupportChecker(local, judge)
+
+
+def judge_key(settings: Settings) -> SecretStr:
+    """The judge's own key; without one, the LLM's key only when the judge is at the
+    LLM's provider: a key is never sent to a provider it was not issued for."""
+    if settings.support_judge_api_key.get_secret_value():
+        return settings.support_judge_api_key
+    base_url = settings.support_judge_base_url
+    if not base_url or base_url.rstrip("/") == settings.llm.base_url.rstrip("/"):
+        return settings.llm.api_key
+    return SecretStr("")
