@@ -16,8 +16,10 @@ import pytest
 
 from citadel.adapters.generators.openai.errors import ProviderTimeout
 from citadel.adapters.support.judge import SpanJudge
+from citadel.app.errors import AuditRecordUnreadable, NotFound
 from citadel.domain.secrets import SecretStr
 from citadel.domain.support import SupportLabel, SupportPolicy
+from citadel.domain.users import Role
 from tests.fakes.judge import judging
 from tests.unit.test_answer_service import ACTOR
 from tests.unit.test_audit_judge_replay import World
@@ -111,3 +113,40 @@ def test_a_spent_answer_budget_asks_the_judge_nothing() -> None:
     with pytest.raises(ProviderTimeout):
         judge.judge([("a sentence", "a passage")], until=started + 0.2)
     assert time.monotonic() - started < 0.8
+
+
+def forged_body(world: World, answer_id: str, label: str) -> None:
+    """The record of ``answer_id`` with one judge verdict rewritten to ``label`` in its
+    stored JSON (a value no record object can hold)."""
+    import json
+
+    def rewrite(body: str) -> str:
+        data = json.loads(body)
+        data["support"]["judge"][0]["label"] = label
+        return json.dumps(data)
+
+    world.log._entries = [
+        dataclasses.replace(e, body=rewrite(e.body)) if e.answer_id == answer_id else e
+        for e in world.log._entries
+    ]
+
+
+@pytest.mark.parametrize("label", ["verbatim", "certainly"])
+def test_a_record_forged_past_parsing_does_not_hold_and_is_no_invalid_request(
+    label: str,
+) -> None:
+    world = World()
+    result = world.ask()
+    forged_body(world, result.answer_id, label)
+    admin = dataclasses.replace(ACTOR, role=Role.ADMIN)
+    report = world.audit.replay(result.answer_id, admin)
+    assert not report.holds and report.replayed == "unreadable", report
+    assert "altered" in report.note
+    with pytest.raises(AuditRecordUnreadable):
+        world.audit.show(result.answer_id, admin)
+    # Its owner, not an admin, learns no more than of a missing record.
+    with pytest.raises(NotFound):
+        world.audit.replay(result.answer_id, ACTOR)
+    other = dataclasses.replace(admin, tenant="another-tenant")
+    with pytest.raises(NotFound):
+        world.audit.show(result.answer_id, other)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from citadel.app.errors import Forbidden, NotFound, ServiceUnavailable
+from citadel.app.errors import AuditRecordUnreadable, Forbidden, NotFound, ServiceUnavailable
 from citadel.app.ports import AuditLog, ChunkStore, Clock, SourceRegistry
 from citadel.app.ports.support import SupportChecker
 from citadel.app.resolver import NullMetrics, Target
@@ -83,7 +83,7 @@ class AuditService:
         entry = self._log.get(answer_id)
         if entry is None:
             raise NotFound(f"no audit record for answer {answer_id}")
-        record = AuditRecord.from_json(entry.body)
+        record = _parsed(answer_id, entry.body, actor)
         own = record.user_id == actor.user_id and record.tenant == actor.tenant
         admin = actor.role is Role.ADMIN and record.tenant == actor.tenant
         if not (own or admin):
@@ -114,7 +114,7 @@ class AuditService:
         source is the resolver's decision, made afresh.
         """
         entry = self._log.get(answer_id)
-        record = AuditRecord.from_json(entry.body) if entry is not None else None
+        record = _parsed(answer_id, entry.body, actor) if entry is not None else None
         if record is None or record.tenant != actor.tenant:
             raise NotFound(f"no answer {answer_id}")
         # The quotation's span, if a shown segment quoted this ref: the viewer marks it.
@@ -139,8 +139,14 @@ class AuditService:
             return verify_chain(snapshot.entries, snapshot.head, self._log.key())
 
     def replay(self, answer_id: str, actor: Actor) -> ReplayReport:
-        """Re-validate the stored output against the stored manifest with today's limits."""
-        record = self.show(answer_id, actor)
+        """Re-validate the stored output against the stored manifest with today's limits.
+
+        A record that no longer parses does not hold (for an admin of its tenant;
+        anyone else is told there is no such record, as by ``show``)."""
+        try:
+            record = self.show(answer_id, actor)
+        except AuditRecordUnreadable as exc:
+            return ReplayReport(answer_id, "unreadable", "unreadable", False, str(exc))
         stored = "accepted" if record.verdict == "accepted" else f"degraded: {record.reason}"
         entries = manifest_entries(record.manifest)
         if entries and manifest_hash(entries) != record.manifest_sha256:
@@ -271,6 +277,26 @@ class AuditService:
         return ReplayReport(
             answer_id, stored, replayed, record.verdict == "accepted" and same, note
         )
+
+
+def _parsed(answer_id: str, body: str, actor: Actor) -> AuditRecord:
+    """The stored record, or ``AuditRecordUnreadable`` for an admin of its tenant when
+    it no longer parses (a forged label, a field removed). Anyone else learns only
+    what a missing record tells: a record's existence is not for others."""
+    try:
+        return AuditRecord.from_json(body)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # InvalidValue too
+        try:
+            tenant = json.loads(body)["actor"]["tenant"]
+        except (ValueError, KeyError, TypeError):
+            tenant = None
+        if actor.role is Role.ADMIN and tenant == actor.tenant:
+            raise AuditRecordUnreadable(
+                f"the audit record of answer {answer_id} does not parse"
+                f" ({type(exc).__name__}: {exc}): it was altered after it was written;"
+                " `citadel audit verify` checks the chain"
+            ) from None
+        raise NotFound(f"no audit record for answer {answer_id}") from None
 
 
 def _judge_named(checker: str) -> str:

@@ -37,6 +37,12 @@ class NotFound(AppError):
     pass
 
 
+class AuditRecordUnreadable(AppError):
+    """A stored audit record that no longer parses: it was altered after it was
+    written (``citadel audit verify`` checks the chain). An integrity failure of the
+    store, never the request's fault."""
+
+
 class Forbidden(AppError):
     pass
 

@@ -16,6 +16,7 @@ from fastapi.exceptions import RequestValidationError
 
 from citadel.app.errors import (
     AppError,
+    AuditRecordUnreadable,
     Forbidden,
     IngestError,
     InvalidGeneratorOutput,
@@ -93,6 +94,7 @@ ERROR_STATUS: tuple[tuple[type[Exception], int, str], ...] = (
     (ServiceUnavailable, 503, "unavailable"),
     *((kind, 503, "database_unavailable") for kind in _database_down()),
     (RequestDeadlineExceeded, 504, "deadline_exceeded"),
+    (AuditRecordUnreadable, 500, "audit_record_unreadable"),
     (AppError, 500, "internal"),
 )
 
