@@ -5,8 +5,11 @@ Usage: python scripts/check_answerability_data.py FILE... --chunks DIR [--negati
 Each line: {"id", "book", "chunk_id", "section_path", "kind", "question", "answer",
 "partial"}. The chunk must exist in DIR/<book>.jsonl with the same section_path, every
 answer string must occur verbatim in that chunk's text, and the question must not be a
-substring of it. Ids and (case- and space-folded) questions must be unique. Prints counts
-per book and kind; exits 1 on any error.
+substring of it. Chunk ids hash the source id, which each ingest draws anew: an item whose
+chunk_id DIR does not hold is checked against the chunk of its book that holds every
+answer string, its own section first (as ``scripts/train_relevance.py``'s
+``resolve_gold`` finds it for training). Ids and (case- and space-folded) questions must
+be unique. Prints counts per book and kind; exits 1 on any error.
 
 With --negatives K, also prints for every item K hard-negative chunk ids: other chunks of
 the same chapter that do not contain any of the item's answer strings (chunks overlap), in
@@ -90,9 +93,10 @@ def check_item(where: str, item: object, chunks_dir: Path, cache: dict) -> list[
     chunks = load_chunks(chunks_dir, item["book"], cache)
     if chunks is None:
         return [*errors, f"{where}: no chunk file for book {item['book']!r}"]
-    chunk = chunks.get(item["chunk_id"])
-    if chunk is None:
-        return [*errors, f"{where}: chunk {item['chunk_id']} not in {item['book']}"]
+    chunk_id = resolve(item, chunks)
+    if chunk_id is None:
+        return [*errors, f"{where}: no chunk of {item['book']} holds every answer string"]
+    chunk = chunks[chunk_id]
     if list(chunk["section_path"]) != path:
         errors.append(f"{where}: section_path {path} != chunk's {chunk['section_path']}")
     text = chunk["text"]
@@ -104,18 +108,35 @@ def check_item(where: str, item: object, chunks_dir: Path, cache: dict) -> list[
     return errors
 
 
+def resolve(item: dict, chunks: dict) -> str | None:
+    """The item's chunk: its ``chunk_id`` when DIR holds it, else the chunk of the book
+    holding every answer string (its own section first, then the earliest)."""
+    if item["chunk_id"] in chunks:
+        return str(item["chunk_id"])
+    answers = [a for a in item.get("answer") or [] if isinstance(a, str)]
+    if not answers:
+        return None
+    path = list(item.get("section_path") or [])
+    holders = [cid for cid, c in chunks.items() if all(a in c["text"] for a in answers)]
+    holders.sort(
+        key=lambda cid: (list(chunks[cid]["section_path"]) != path, chunks[cid].get("ordinal", 0))
+    )
+    return holders[0] if holders else None
+
+
 def negatives(item: dict, chunks: dict, k: int) -> list[str]:
     """K other chunks of the item's chapter, ordered by a hash seeded with the item id.
 
     Chunks overlap, so a neighbour may repeat the answering sentence; a chunk that
     contains any of the item's answer strings is not a negative and is skipped.
     """
-    chapter = chunks[item["chunk_id"]]["chapter"]
+    own = resolve(item, chunks)
+    chapter = chunks[own]["chapter"]
     others = [
         cid
         for cid, chunk in chunks.items()
         if chunk["chapter"] == chapter
-        and cid != item["chunk_id"]
+        and cid != own
         and not any(answer in chunk["text"] for answer in item["answer"])
     ]
     others.sort(key=lambda cid: hashlib.sha256(f"{item['id']}:{cid}".encode()).hexdigest())
