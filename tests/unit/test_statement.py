@@ -56,6 +56,17 @@ CASES = [
     ("Commits are snapshots.", True, False),  # 2 content words in 3 words
     ("Commits record snapshots.", True, True),
     ("Python lists are mutable.", True, True),
+    # Headings and titles quoted from their passage state nothing (issue 28's written
+    # failure rows: 13 of 100 headings were `verbatim` before the rule).
+    ("Recall and correction of previous commands", True, False),
+    ("12.3. Class Groups and Units, bnf", True, False),
+    ("Mapping Types — dict", True, False),
+    ("Hershey vector fonts", True, False),
+    ("2.6 Character vectors", True, False),
+    ("Recall and correction of previous commands.", True, True),  # punctuated: a sentence
+    ("mfrow=c(2, 4)", True, True),  # a code line, however short
+    ("Use the -m option to give the message", True, True),
+    ("git fetch origin", True, True),  # lower case: a command, not a title
 ]
 
 

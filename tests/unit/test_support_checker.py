@@ -66,9 +66,10 @@ def _fields(combiner: object) -> dict[str, object]:
 @pytest.mark.parametrize(
     ("make", "paraphrased"),
     [
-        # Fitted on written pairs where a one-word edit is as often a contradiction as
-        # a paraphrase, word overlap alone no longer calls "reduces" -> "lowers" supported.
-        (lexical_checker, SupportLabel.PARTIAL),
+        # Word overlap alone calls the one-word paraphrase "reduces" -> "lowers" supported
+        # by a hair (0.505; it was partial before the weights were refitted with the
+        # failure-shaped rows of 2026-12-03, where short faithful sentences are SUPPORT).
+        (lexical_checker, SupportLabel.SUPPORTED),
         (default_checker, SupportLabel.SUPPORTED),
     ],
     ids=["lexical", "static"],

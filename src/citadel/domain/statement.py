@@ -10,7 +10,9 @@ must never be shown as the book's words. Two predicates, one stricter than the o
   code line. A segment below it is refused (``states_nothing``), as ``...`` is.
 - :func:`is_statement` — what a quotation needs to be ``verbatim``: a sentence
   (three content words, or two among at least four words: "Git stores snapshots.",
-  "The trial ran from 2001 to 2005"), or a code line.
+  "The trial ran from 2001 to 2005"; a capitalised or numbered text without a
+  sentence's closing punctuation needs more than six words, so a heading is none),
+  or a code line.
 
 A **content word** is a word (letters and digits, as ``domain.text`` splits them)
 that begins with a letter, has at least two characters and is not a stop word;
@@ -39,6 +41,15 @@ SHORT_STATEMENT_CONTENT_WORDS = 2
 SHORT_STATEMENT_MIN_WORDS = 4
 """Or two content words among at least four words, numbers and stop words counted:
 "The trial ran from 2001 to 2005" states something; "the working directory" does not."""
+TITLE_MAX_WORDS = 6
+"""A title or heading states nothing: a text that begins as one does (a capital letter
+or a section number), does not end as a sentence does (``.``, ``!``, ``?``, ``:``,
+``;``), has at most this many words and is no code line ("Recall and correction of
+previous commands", "12.3. Class Groups and Units, bnf"). A lower-case line such as
+``git fetch origin`` is left to the other rules."""
+_SENTENCE_END = re.compile(r"[.!?:;][\s\"')\]”’]*$")
+_SECTION_NUMBER = re.compile(r"\s*\d+(?:\.\d+)*\.?\s+")
+"""A heading's leading number (``2.6``, ``12.3.``): not counted among its words."""
 
 _UNITS = (
     "%|percent|bytes?|bits?|[kmgtp]i?b|ms|us|ns|s|sec|secs|seconds?|min|mins|minutes?|h|hrs?"
@@ -103,7 +114,12 @@ def states_something(text: str) -> bool:
 def is_statement(text: str) -> bool:
     """What a quotation must be to be ``verbatim``: a sentence (``STATEMENT_MIN_CONTENT_WORDS``
     content words, or ``SHORT_STATEMENT_CONTENT_WORDS`` among ``SHORT_STATEMENT_MIN_WORDS``
-    words) or a code line."""
+    words; unpunctuated, more than ``TITLE_MAX_WORDS`` words) or a code line."""
+    if not _SENTENCE_END.search(text):
+        numbered = _SECTION_NUMBER.match(text)
+        title = text[numbered.end() :] if numbered else text.lstrip()
+        if (numbered or title[:1].isupper()) and len(_WORD.findall(title)) <= TITLE_MAX_WORDS:
+            return has_code_line(text)
     content = len(content_words(text))
     if content >= STATEMENT_MIN_CONTENT_WORDS:
         return True
