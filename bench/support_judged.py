@@ -3,10 +3,10 @@
 Each line of ``--judged`` (default: the SmolLM2-135M answers of 2026-12-03,
 ``data/support/judged/``) is one segment a real model showed, with its citations and
 a gold label per segment (SUPPORT, PARTIAL_SUPPORT, NEI, CONTRADICT) that a person
-gave against the cited passages. The recorded citations name each passage by its
-opening (``passage_start``); the whole passage is the chunk of ``--chunks DIR``
-(``citadel sources chunks SOURCE_ID --json``, one ``<book>.jsonl`` per book) whose
-text starts with it, so the checker sees what it saw in the answer.
+gave against the cited passages. A citation carries its whole ``passage``, or names
+it by its opening (``passage_start``): then the passage is the chunk of
+``--chunks DIR`` (``citadel sources chunks SOURCE_ID --json``, one ``<book>.jsonl``
+per book) whose text starts with it, so the checker sees what it saw in the answer.
 
 The checker labels every (segment, passage) pair and the segment takes the
 strongest label of its citations (``domain.support.strongest``, as the support step
@@ -14,7 +14,8 @@ does). Printed: the confusion of checker label against gold, the share of
 ``supported`` labels that are wrong (gold not SUPPORT: the issue's "at most 20%"),
 and what ``drop`` would keep. Run::
 
-    .venv/bin/python bench/support_judged.py --chunks CHUNKS [--checker features] [--json]
+    .venv/bin/python bench/support_judged.py [--judged FILE]... --chunks CHUNKS \
+        [--checker features] [--json]
 
 The judged segments are evaluation data only: no checker is trained on them.
 """
@@ -56,7 +57,9 @@ def label_segments(
 ) -> list[SupportLabel]:
     labels = []
     for row in rows:
-        passages = [passage_for(c["passage_start"], texts) for c in row["citations"]]
+        passages = [
+            c.get("passage") or passage_for(c["passage_start"], texts) for c in row["citations"]
+        ]
         found = checker.check([(row["segment"], p) for p in passages])
         labels.append(strongest([s.label for s in found]))
     return labels
@@ -90,16 +93,23 @@ def report(rows: list[dict], labels: list[SupportLabel]) -> dict[str, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--judged", type=Path, default=JUDGED)
-    parser.add_argument("--chunks", type=Path, required=True)
+    parser.add_argument(
+        "--judged", type=Path, action="append", help=f"repeatable (default: {JUDGED})"
+    )
+    parser.add_argument("--chunks", type=Path, help="needed for citations without a passage")
     parser.add_argument("--checker", choices=["entailment", "features"], default="entailment")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    rows = [json.loads(line) for line in args.judged.read_text("utf-8").splitlines() if line]
+    rows = [
+        json.loads(line)
+        for path in args.judged or [JUDGED]
+        for line in path.read_text("utf-8").splitlines()
+        if line
+    ]
     checker: SupportChecker = (
         EntailmentSupportChecker() if args.checker == "entailment" else default_checker()
     )
-    labels = label_segments(checker, rows, load_passages(args.chunks))
+    labels = label_segments(checker, rows, load_passages(args.chunks) if args.chunks else [])
     result = {"checker": checker.name, **report(rows, labels)}
     if args.json:
         print(json.dumps(result, indent=1))

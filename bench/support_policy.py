@@ -379,6 +379,12 @@ def main() -> None:
     parser.add_argument("--books", type=Path, default=DEFAULT_BOOKS, help="the books folder")
     parser.add_argument("--home", type=Path, help="keep the library here (re-runs skip ingest)")
     parser.add_argument("--questions", type=int, help="a subset of N questions, stratified by book")
+    parser.add_argument(
+        "--complement",
+        action="store_true",
+        help="with --questions N: the questions that subset leaves out (a set disjoint from"
+        " an earlier run's, to judge a checker trained after it)",
+    )
     parser.add_argument("--policies", default=",".join(POLICIES), help="comma-separated")
     parser.add_argument("--rows", type=Path, help="write every answer's segments here")
     parser.add_argument("--sample", type=int, default=0, help="segments per label to judge")
@@ -394,8 +400,14 @@ def main() -> None:
     if unknown := set(policies) - set(POLICIES):
         sys.exit(f"unknown policies: {', '.join(sorted(unknown))}")
     questions = parse_qa_lines(args.qa.read_text(encoding="utf-8").splitlines())
+    if args.complement and not args.questions:
+        parser.error("--complement needs --questions N")
     if args.questions:
-        questions = stratified(questions, args.questions)
+        subset = stratified(questions, args.questions)
+        if args.complement:
+            taken = {q.id for q in subset}
+            subset = tuple(q for q in questions if q.id not in taken)
+        questions = subset
     env = dict(os.environ)
     env["CITADEL_ANSWER_CACHE_SIZE"] = "0"  # every question reaches the generator
     started = time.time()
