@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from citadel.app.ports.support import JudgeBudget
 from citadel.domain.statement import is_statement
 from citadel.domain.support import Support, SupportLabel
 
@@ -35,7 +36,7 @@ class TableSupport:
         self.pairs: list[tuple[str, str]] = []
 
     def check(
-        self, pairs: Sequence[tuple[str, str]], *, until: float | None = None
+        self, pairs: Sequence[tuple[str, str]], *, budget: JudgeBudget | None = None
     ) -> list[Support]:
         self.pairs.extend(pairs)
         return [self._one(segment, passage) for segment, passage in pairs]

@@ -25,6 +25,7 @@ from citadel.adapters.support.judge import (
     parse_verdicts,
     schema,
 )
+from citadel.app.ports.support import JudgeBudget
 from citadel.bootstrap import support as wiring
 from citadel.config import ConfigError, Settings
 from citadel.domain.secrets import SecretStr
@@ -56,7 +57,7 @@ class Scripted:
     name = "scripted/1"
 
     def check(
-        self, pairs: Sequence[tuple[str, str]], *, until: float | None = None
+        self, pairs: Sequence[tuple[str, str]], *, budget: JudgeBudget | None = None
     ) -> list[Support]:
         return [
             Support(1.0, SupportLabel.VERBATIM, (0, len(s))) if s == QUOTE else LABELS[s]

@@ -236,7 +236,7 @@ def test_every_entrypoint_shape_carries_the_labels() -> None:
 class _Broken:
     name = "broken/1"
 
-    def check(self, pairs: object, *, until: float | None = None) -> list[object]:
+    def check(self, pairs: object, *, budget: object = None) -> list[object]:
         raise RuntimeError("onnxruntime fell over")
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import pytest
 
 from citadel.app.errors import InvalidRequest
+from citadel.app.ports.support import JudgeBudget
 from citadel.app.support_evaluation import (
     LabelledPair,
     auroc,
@@ -53,7 +54,7 @@ class Fixed:
     name = "fixed/1"
 
     def check(
-        self, pairs: Sequence[tuple[str, str]], *, until: float | None = None
+        self, pairs: Sequence[tuple[str, str]], *, budget: JudgeBudget | None = None
     ) -> list[Support]:
         out = []
         for segment, _ in pairs:
@@ -131,7 +132,7 @@ class ByText:
     name = "bytext/1"
 
     def check(
-        self, pairs: Sequence[tuple[str, str]], *, until: float | None = None
+        self, pairs: Sequence[tuple[str, str]], *, budget: JudgeBudget | None = None
     ) -> list[Support]:
         out = []
         for segment, _ in pairs:

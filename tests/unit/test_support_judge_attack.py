@@ -10,15 +10,17 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from collections.abc import Sequence
 
 import httpx
 import pytest
 
 from citadel.adapters.generators.openai.errors import ProviderTimeout
-from citadel.adapters.support.judge import SpanJudge
+from citadel.adapters.support.judge import JudgedSupportChecker, SpanJudge
 from citadel.app.errors import AuditRecordUnreadable, NotFound
+from citadel.app.ports.support import JudgeBudget
 from citadel.domain.secrets import SecretStr
-from citadel.domain.support import SupportLabel, SupportPolicy
+from citadel.domain.support import Support, SupportLabel, SupportPolicy
 from citadel.domain.users import Role
 from tests.fakes.judge import judging
 from tests.unit.test_answer_service import ACTOR
@@ -102,17 +104,19 @@ def test_a_spent_answer_budget_asks_the_judge_nothing() -> None:
         "http://127.0.0.1:1/v1", "flaky-judge", SecretStr(""), deadline_s=5, transport=transport
     )
     with pytest.raises(ProviderTimeout):
-        judge.judge([("a sentence", "a passage")], until=time.monotonic() - 0.01)
+        judge.judge([("a sentence", "a passage")], budget=JudgeBudget(0.5, spent=0.5))
     assert transport.calls == 0
     # What is left of the budget, not the judge's own 5 s, bounds the call.
     slow = Flaky("contradicted", delay_s=1.0)
     judge = SpanJudge(
         "http://127.0.0.1:1/v1", "flaky-judge", SecretStr(""), deadline_s=5, transport=slow
     )
+    budget = JudgeBudget(0.2)
     started = time.monotonic()
     with pytest.raises(ProviderTimeout):
-        judge.judge([("a sentence", "a passage")], until=started + 0.2)
+        judge.judge([("a sentence", "a passage")], budget=budget)
     assert time.monotonic() - started < 0.8
+    assert 0.2 <= budget.spent < 0.8, "the call's time is added to the answer's budget"
 
 
 def forged_body(world: World, answer_id: str, label: str) -> None:
@@ -150,3 +154,33 @@ def test_a_record_forged_past_parsing_does_not_hold_and_is_no_invalid_request(
     other = dataclasses.replace(admin, tenant="another-tenant")
     with pytest.raises(NotFound):
         world.audit.show(result.answer_id, other)
+
+
+class SlowLocal:
+    """A local checker that takes ``delay_s`` (the entailment model on busy cores)."""
+
+    name = "slow-local/1"
+
+    def __init__(self, delay_s: float) -> None:
+        self._delay_s = delay_s
+
+    def check(
+        self, pairs: Sequence[tuple[str, str]], *, budget: JudgeBudget | None = None
+    ) -> list[Support]:
+        time.sleep(self._delay_s)
+        return [Support(0.9, SupportLabel.SUPPORTED) for _ in pairs]
+
+
+def test_the_local_checks_time_is_not_taken_from_the_judges_budget() -> None:
+    # Found by attacking the change: a budget started before the local check left a
+    # judge that answers in 0.2 s no time when the local check took 0.4 s of 0.5.
+    judge = SpanJudge(
+        "http://127.0.0.1:1/v1",
+        "flaky-judge",
+        SecretStr(""),
+        deadline_s=0.5,
+        transport=Flaky("unsupported", delay_s=0.2),
+    )
+    checker = JudgedSupportChecker(SlowLocal(0.4), judge)
+    (found,) = checker.check([("a sentence", "a passage")], budget=JudgeBudget(0.5))
+    assert found.judged is not None and found.label is SupportLabel.UNSUPPORTED

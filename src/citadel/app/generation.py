@@ -138,7 +138,7 @@ class GuardedGenerator:
         # A valid candidate with an unsupported segment, kept while its repair runs: if
         # the repair fails or does not fit, the policy decides on this one instead.
         pending: tuple[SupportVerdict, GenerationRecord] | None = None
-        judge_until: float | None = None  # the answer's judge budget, from its first check
+        judge_budget = self._support.judge_budget() if self._support else None
         for attempt in range(1, self._limits.max_repairs + 2):
             started = loop.time()
             if rejected is not None and deadline - started < started - (deadline - deadline_s):
@@ -209,15 +209,13 @@ class GuardedGenerator:
                 if self._support is None:
                     return GenerationOutcome(verdict, None, record)
                 checker = self._support.checker_name
-                if judge_until is None:
-                    judge_until = self._support.judge_until()
                 with self._tracer.span("support", checker=checker, attempt=attempt) as span:
                     try:
                         found = await asyncio.to_thread(
                             self._support.check,
                             verdict.segments,
                             manifest_passages(manifest),
-                            judge_until,
+                            judge_budget,
                         )
                     except Exception as exc:  # unchecked segments are never shown as checked
                         self._metrics.rejection("support_error")

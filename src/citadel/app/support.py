@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from citadel.app.ports import TrustMetrics
-from citadel.app.ports.support import SupportChecker
+from citadel.app.ports.support import JudgeBudget, SupportChecker
 from citadel.domain.answer import AnswerSegment, Degraded, DegradedReason, JudgedCitation
 from citadel.domain.manifest import Manifest
 from citadel.domain.support import (
@@ -110,12 +110,11 @@ class SupportStep:
         rules on has its verdict (one the judge failed on may be asked again)."""
         return not (self.judges and unjudged(s for found in verdict.supports for s in found))
 
-    def judge_until(self) -> float | None:
-        """The ``time.monotonic()`` instant by which the judge must have ruled on this
-        answer, all its attempts together (``None`` without a judge): taken once per
-        answer, at its first check, so a repair does not buy the judge a new deadline."""
-        budget = getattr(self._checker, "judge_deadline_s", None)
-        return None if budget is None else time.monotonic() + budget
+    def judge_budget(self) -> JudgeBudget | None:
+        """One answer's judge time, all its checks together (``None`` without a judge):
+        made once per answer, so a repair does not buy the judge a new deadline."""
+        seconds = getattr(self._checker, "judge_deadline_s", None)
+        return None if seconds is None else JudgeBudget(seconds)
 
     @property
     def identity(self) -> str:
@@ -126,13 +125,13 @@ class SupportStep:
         self,
         segments: tuple[AnswerSegment, ...],
         passages: Mapping[str, str],
-        until: float | None = None,
+        budget: JudgeBudget | None = None,
     ) -> SupportVerdict:
         """Each segment against every passage it cites, ``passages`` by ref (CPU work:
-        call off the event loop); a judge stops asking at ``until`` (``judge_until``)."""
+        call off the event loop); a judge asks within ``budget`` (``judge_budget``)."""
         started = time.perf_counter()
         pairs = [(segment.text, passages[ref]) for segment in segments for ref in segment.refs]
-        found = self._checker.check(pairs, until=until)
+        found = self._checker.check(pairs, budget=budget)
         if len(found) != len(pairs):
             raise RuntimeError(
                 f"the support checker gave {len(found)} results for {len(pairs)} pairs"

@@ -35,6 +35,7 @@ from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 from citadel.adapters.support.combiner import Combiner
 from citadel.adapters.support.static_tokens import ALIGNMENT_NAMES, StaticTokens, alignment
 from citadel.app.ports import Embedder
+from citadel.app.ports.support import JudgeBudget
 from citadel.domain.quotation import verbatim_span
 from citadel.domain.support import Support, SupportLabel
 from citadel.domain.support_features import FEATURE_NAMES, features_and_sentences
@@ -128,7 +129,7 @@ class FeatureSupportChecker:
         return self._combiner
 
     def check(
-        self, pairs: Sequence[tuple[str, str]], *, until: float | None = None
+        self, pairs: Sequence[tuple[str, str]], *, budget: JudgeBudget | None = None
     ) -> list[Support]:
         results: list[Support | None] = []
         scored: list[tuple[str, str]] = []

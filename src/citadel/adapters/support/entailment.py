@@ -36,6 +36,7 @@ import numpy as np
 from citadel.adapters.pair_encoder import PairEncoder, PinnedGraph
 from citadel.adapters.support.checker import NON_VERBATIM_CEILING, graded
 from citadel.app.errors import AppError
+from citadel.app.ports.support import JudgeBudget
 from citadel.domain.quotation import verbatim_span
 from citadel.domain.support import Support, SupportLabel
 from citadel.domain.support_features import FEATURE_NAMES, features_and_sentences
@@ -171,7 +172,7 @@ class EntailmentSupportChecker:
         self._encoder.load()
 
     def check(
-        self, pairs: Sequence[tuple[str, str]], *, until: float | None = None
+        self, pairs: Sequence[tuple[str, str]], *, budget: JudgeBudget | None = None
     ) -> list[Support]:
         results: list[Support | None] = []
         scored: list[tuple[str, str]] = []

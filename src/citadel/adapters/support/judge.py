@@ -50,7 +50,7 @@ from citadel.adapters.generators.openai.wire import (
     refuses_json_mode,
     tls_context,
 )
-from citadel.app.ports.support import SupportChecker
+from citadel.app.ports.support import JudgeBudget, SupportChecker
 from citadel.domain.secrets import SecretStr
 from citadel.domain.support import NOT_JUDGED, JudgeVerdict, Support, SupportLabel, with_judge
 
@@ -149,22 +149,30 @@ class SpanJudge:
         )
 
     def judge(
-        self, pairs: Sequence[tuple[str, str]], *, until: float | None = None
+        self, pairs: Sequence[tuple[str, str]], *, budget: JudgeBudget | None = None
     ) -> list[SupportLabel]:
         """One label per (sentence, passage) pair, in order; ``GeneratorError`` (its
         ``reason`` a stable code) when the judge cannot give them all, in time.
 
         The pairs are asked in parts of at most ``max_pairs``, one after the other,
         all inside the one deadline and the one bulkhead slot of this answer. The
-        deadline is ``deadline_s`` from now, or ``until`` (a ``time.monotonic()``
-        instant: what is left of the answer's budget) when that comes first."""
+        deadline is ``deadline_s``, or what is left of the answer's ``budget`` when
+        that is less; the time this call takes is added to the budget."""
         if not pairs:
             return []
-        budget_s = (
-            self.deadline_s if until is None else min(self.deadline_s, until - time.monotonic())
-        )
+        budget_s = self.deadline_s if budget is None else min(self.deadline_s, budget.left)
         if budget_s <= 0:
             raise ProviderTimeout("timeout", "the answer's judge budget is spent")
+        started = time.monotonic()
+        try:
+            return self._judge_within(pairs, budget_s)
+        finally:
+            if budget is not None:
+                budget.spent += time.monotonic() - started
+
+    def _judge_within(
+        self, pairs: Sequence[tuple[str, str]], budget_s: float
+    ) -> list[SupportLabel]:
         if _loop_running():
             # A loop of its own cannot run on a thread whose loop is running.
             raise GeneratorError("event_loop", "the judge was called on a running event loop")
@@ -280,12 +288,12 @@ class JudgedSupportChecker:
         return self._judge.deadline_s
 
     def check(
-        self, pairs: Sequence[tuple[str, str]], *, until: float | None = None
+        self, pairs: Sequence[tuple[str, str]], *, budget: JudgeBudget | None = None
     ) -> list[Support]:
         local = self._local.check(pairs)
         asked = [i for i, support in enumerate(local) if support.label not in NOT_JUDGED]
         try:
-            labels = self._judge.judge([pairs[i] for i in asked], until=until)
+            labels = self._judge.judge([pairs[i] for i in asked], budget=budget)
         # A judge never breaks an answer. A cancellation here is the judge's own loop's
         # (a worker thread is never cancelled from outside), not the caller's.
         except (Exception, asyncio.CancelledError) as exc:
