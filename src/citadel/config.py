@@ -161,8 +161,14 @@ class Settings:
         except InvalidValue as exc:
             raise ConfigError(f"fusion settings: {exc}") from None
         _check_otel_endpoint(values[""]["otel_endpoint"])
+        top = values[""]
+        top["support_judge_api_key"] = read_key(
+            "CITADEL_SUPPORT_JUDGE_API_KEY",
+            top["support_judge_api_key"],
+            top.pop("support_judge_api_key_file"),
+        )
         return cls(
-            **values[""],
+            **top,
             limits=Limits(**values["limits"]),
             fusion=fusion,
             llm=_llm(**values["llm"]),
@@ -194,16 +200,19 @@ def _llm(
     *, base_url: str, model: str, api_key: SecretStr, api_key_file: str, ca_file: Path | None
 ) -> LlmSettings:
     """The key comes from CITADEL_LLM_API_KEY or from the file CITADEL_LLM_API_KEY_FILE names."""
-    key = api_key.get_secret_value()
-    if key and api_key_file:
-        raise ConfigError("set CITADEL_LLM_API_KEY or CITADEL_LLM_API_KEY_FILE, not both")
-    if api_key_file:
+    key = read_key("CITADEL_LLM_API_KEY", api_key, api_key_file)
+    return LlmSettings(base_url=base_url, model=model, api_key=key, ca_file=ca_file)
+
+
+def read_key(name: str, value: SecretStr, file: str) -> SecretStr:
+    """A provider key from the variable ``name`` or from the file ``name``_FILE names
+    (not both), stripped: every key takes this one path."""
+    key = value.get_secret_value()
+    if key and file:
+        raise ConfigError(f"set {name} or {name}_FILE, not both")
+    if file:
         try:
-            key = Path(api_key_file).read_text(encoding="utf-8")
+            key = Path(file).read_text(encoding="utf-8")
         except OSError as exc:
-            raise ConfigError(
-                f"CITADEL_LLM_API_KEY_FILE: cannot read {api_key_file}: {exc.strerror}"
-            ) from None
-    return LlmSettings(
-        base_url=base_url, model=model, api_key=SecretStr(key.strip()), ca_file=ca_file
-    )
+            raise ConfigError(f"{name}_FILE: cannot read {file}: {exc.strerror}") from None
+    return SecretStr(key.strip())

@@ -63,6 +63,13 @@ SUPPORT_SETTINGS: tuple[Setting, ...] = (
         secret=True,
     ),
     Setting(
+        "CITADEL_SUPPORT_JUDGE_API_KEY_FILE",
+        "support_judge_api_key_file",
+        Text(),
+        "",
+        "a file holding the judge's key instead (set one of the two, not both)",
+    ),
+    Setting(
         "CITADEL_SUPPORT_JUDGE_DEADLINE_S",
         "support_judge_deadline_s",
         Number(),

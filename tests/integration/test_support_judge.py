@@ -14,6 +14,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import pytest
 
@@ -357,3 +358,23 @@ def test_the_llm_key_is_never_sent_to_a_judge_at_another_provider(
     fake.script(verdicts("unsupported"))
     wiring.judged(Settings.from_env(env), Scripted()).check([("a paraphrase", PASSAGE)])
     assert fake.requests[0].headers.get("authorization") == sent
+
+
+def test_the_judges_key_is_read_as_the_llms_is(tmp_path: Path, fake: FakeOpenAIServer) -> None:
+    # Found attacking the change: a key pasted with its newline went out as
+    # "Bearer key\n", which a real HTTP client refuses; every key now takes one path.
+    keyfile = tmp_path / "judge.key"
+    keyfile.write_text("judge-key\n", encoding="utf-8")
+    env = {
+        "CITADEL_SUPPORT_JUDGE": "judge-model",
+        "CITADEL_LLM_BASE_URL": fake.base_url,
+        "CITADEL_SUPPORT_JUDGE_API_KEY_FILE": str(keyfile),
+    }
+    fake.script(verdicts("unsupported"))
+    wiring.judged(Settings.from_env(env), Scripted()).check([("a paraphrase", PASSAGE)])
+    assert fake.requests[0].headers.get("authorization") == "Bearer judge-key"
+    pasted = dict(env, CITADEL_SUPPORT_JUDGE_API_KEY="judge-key\n")
+    with pytest.raises(ConfigError, match="not both"):
+        Settings.from_env(pasted)
+    del pasted["CITADEL_SUPPORT_JUDGE_API_KEY_FILE"]
+    assert Settings.from_env(pasted).support_judge_api_key.get_secret_value() == "judge-key"

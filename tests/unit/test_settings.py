@@ -136,8 +136,8 @@ def test_the_dataclass_defaults_are_the_tables() -> None:
     # repr: SecretStr compares by identity; its repr says whether it is empty.
     assert repr(Settings()) == repr(Settings.from_env({}))
     for s in SETTINGS:
-        if s.field == "llm.api_key_file":
-            continue  # read into llm.api_key
+        if s.field in ("llm.api_key_file", "support_judge_api_key_file"):
+            continue  # read into the key beside it
         holder: object = Settings()
         for part in s.field.split("."):
             holder = getattr(holder, part)

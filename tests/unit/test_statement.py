@@ -67,7 +67,23 @@ CASES = [
     ("mfrow=c(2, 4)", True, True),  # a code line, however short
     ("Use the -m option to give the message", True, True),
     ("git fetch origin", True, True),  # lower case: a command, not a title
+    # Found attacking the rule: heading markers, colons, questions, other sentence ends.
+    ("Installing Git on Linux:", True, False),
+    ("Why Use Version Control Systems?", True, False),
+    ("How does git store the history of a project?", True, False),
+    ("(a) Routine Vacuuming of Tables", True, False),
+    ("1) Installing the Package Manager", True, False),
+    ("§ 3.2 Class Groups and Units", True, False),
+    ("2005 saw the release of Git", True, True),  # a bare number is no section number
+    ("2 files changed, 3 insertions", True, True),
+    ("Python lists are mutable…", True, True),
+    ("Git stores every snapshot。", True, True),
 ]
+
+
+def test_a_markdown_heading_is_no_statement() -> None:
+    # (validation refuses a Markdown heading marker before the statement rule is asked)
+    assert not is_statement("## Installing Git on Linux")
 
 
 @pytest.mark.parametrize(("text", "something", "statement"), CASES)

@@ -113,3 +113,15 @@ def test_the_embedder_checker_adds_the_cosine_and_caches_vectors() -> None:
     assert checker.name.startswith("support/2/embedder+hashing")
     assert checker.features(PAIRS).shape == (3, len(FEATURES["embedder"]))
     assert np.all(np.isfinite(checker.features(PAIRS)))
+
+
+def test_a_pairs_score_does_not_depend_on_its_batch_or_its_memory_layout() -> None:
+    # A matrix product sums a row's terms in an order that depends on the batch; the
+    # contract suite caught a score moving in its last bits with its answer.
+    combiner = load_combiner("static")
+    rng = np.random.default_rng(28)
+    rows = rng.normal(size=(300, len(combiner.features)))
+    alone = np.array([combiner.score(rows[i : i + 1])[0] for i in range(len(rows))])
+    assert np.array_equal(combiner.score(rows), alone)
+    assert np.array_equal(combiner.score(np.asfortranarray(rows)), alone)
+    assert np.array_equal(combiner.score(rows[::-1])[::-1], alone)

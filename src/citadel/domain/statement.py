@@ -11,8 +11,8 @@ must never be shown as the book's words. Two predicates, one stricter than the o
 - :func:`is_statement` — what a quotation needs to be ``verbatim``: a sentence
   (three content words, or two among at least four words: "Git stores snapshots.",
   "The trial ran from 2001 to 2005"; a capitalised or numbered text without a
-  sentence's closing punctuation needs more than six words, so a heading is none),
-  or a code line.
+  sentence's closing punctuation needs more than six words, so a heading is none;
+  a question is none), or a code line.
 
 A **content word** is a word (letters and digits, as ``domain.text`` splits them)
 that begins with a letter, has at least two characters and is not a stop word;
@@ -42,14 +42,22 @@ SHORT_STATEMENT_MIN_WORDS = 4
 """Or two content words among at least four words, numbers and stop words counted:
 "The trial ran from 2001 to 2005" states something; "the working directory" does not."""
 TITLE_MAX_WORDS = 6
-"""A title or heading states nothing: a text that begins as one does (a capital letter
-or a section number), does not end as a sentence does (``.``, ``!``, ``?``, ``:``,
-``;``), has at most this many words and is no code line ("Recall and correction of
-previous commands", "12.3. Class Groups and Units, bnf"). A lower-case line such as
-``git fetch origin`` is left to the other rules."""
-_SENTENCE_END = re.compile(r"[.!?:;][\s\"')\]”’]*$")
-_SECTION_NUMBER = re.compile(r"\s*\d+(?:\.\d+)*\.?\s+")
-"""A heading's leading number (``2.6``, ``12.3.``): not counted among its words."""
+"""A title or heading states nothing: a text that begins as one does (a capital letter,
+or a heading's number or marker), does not end as a sentence does (``.``, ``!``,
+``;``, ``…`` and their full-width forms; a colon ends a heading as often as not), has
+at most this many words besides the marker and is no code line ("Recall and
+correction of previous commands", "12.3. Class Groups and Units, bnf", "Installing
+Git on Linux:"). A lower-case line such as ``git fetch origin`` is left to the other
+rules; so, at the other end, is a heading of seven words or more. The cost of the
+rule's mistakes is small: an unpunctuated six-word sentence ("The default port is
+5432") is scored like any segment instead of being ``verbatim``."""
+_SENTENCE_END = re.compile(r"[.!;…。！；][\s\"')\]”’]*$")
+_HEADING_MARKER = re.compile(
+    r"\s*(?:\d+(?:\.\d+)+\.?|\d+\.|#{1,6}|\(\w{1,3}\)|\w{1,3}\)|§\s*[\d.]*\d)\s+"
+)
+"""A heading's number or marker (``2.6``, ``12.3.``, ``7.``, ``##``, ``(a)``, ``1)``,
+``§ 3.2``), not counted among its words; a bare number ("2005 saw…") is none."""
+_QUESTION_END = re.compile(r"[?？][\s\"')\]”’]*$")
 
 _UNITS = (
     "%|percent|bytes?|bits?|[kmgtp]i?b|ms|us|ns|s|sec|secs|seconds?|min|mins|minutes?|h|hrs?"
@@ -115,10 +123,12 @@ def is_statement(text: str) -> bool:
     """What a quotation must be to be ``verbatim``: a sentence (``STATEMENT_MIN_CONTENT_WORDS``
     content words, or ``SHORT_STATEMENT_CONTENT_WORDS`` among ``SHORT_STATEMENT_MIN_WORDS``
     words; unpunctuated, more than ``TITLE_MAX_WORDS`` words) or a code line."""
+    if _QUESTION_END.search(text):
+        return has_code_line(text)  # a question asks; it states nothing
     if not _SENTENCE_END.search(text):
-        numbered = _SECTION_NUMBER.match(text)
-        title = text[numbered.end() :] if numbered else text.lstrip()
-        if (numbered or title[:1].isupper()) and len(_WORD.findall(title)) <= TITLE_MAX_WORDS:
+        marked = _HEADING_MARKER.match(text)
+        title = text[marked.end() :] if marked else text.lstrip()
+        if (marked or title[:1].isupper()) and len(_WORD.findall(title)) <= TITLE_MAX_WORDS:
             return has_code_line(text)
     content = len(content_words(text))
     if content >= STATEMENT_MIN_CONTENT_WORDS:

@@ -44,7 +44,8 @@ class Combiner:
         # Row by row, not a matrix product: BLAS sums a product's terms in an order that
         # depends on how many rows it is given, so one pair's score moved in its last
         # bits with the answer it came in (the contract suite holds it to the same).
-        terms: npt.NDArray[np.float64] = ((features - self.mean) / self.scale) * self.coef
+        rows = np.ascontiguousarray(features, dtype=np.float64)  # the same sums, any layout
+        terms: npt.NDArray[np.float64] = ((rows - self.mean) / self.scale) * self.coef
         z: npt.NDArray[np.float64] = terms.sum(axis=1) + self.intercept
         return 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0)))
 
