@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import httpx
 import pytest
@@ -119,14 +121,36 @@ def test_a_spent_answer_budget_asks_the_judge_nothing() -> None:
     assert 0.2 <= budget.spent < 0.8, "the call's time is added to the answer's budget"
 
 
-def forged_body(world: World, answer_id: str, label: str) -> None:
-    """The record of ``answer_id`` with one judge verdict rewritten to ``label`` in its
-    stored JSON (a value no record object can hold)."""
-    import json
+def judge_label(label: str) -> Callable[[dict[str, Any]], object]:
+    def forge(data: dict[str, Any]) -> None:
+        data["support"]["judge"][0]["label"] = label
 
+    return forge
+
+
+def forged(data: dict[str, Any], path: str, value: object) -> None:
+    *parents, last = path.split("/")
+    for key in parents:
+        data = data[int(key) if key.isdigit() else key]
+    data[int(last) if last.isdigit() else last] = value  # type: ignore[index]
+
+
+# What no record object can hold, written into the stored JSON (a forger with the
+# database's write access); found attacking the change, most raised past the parser.
+FORGERIES: dict[str, Callable[[dict[str, Any]], object]] = {
+    "a verbatim judge verdict": judge_label("verbatim"),
+    "an unknown judge label": judge_label("certainly"),
+    "a manifest that is text": lambda d: forged(d, "manifest/entries", "abc"),
+    "a manifest row without its chunk": lambda d: d["manifest"]["entries"][0].pop("chunk_id"),
+    "a version that is no number": lambda d: forged(d, "manifest/entries/0/version", "x"),
+    "an output that is a number": lambda d: forged(d, "generation/output", 5),
+}
+
+
+def forge_record(world: World, answer_id: str, forge: Callable[[dict[str, Any]], object]) -> None:
     def rewrite(body: str) -> str:
         data = json.loads(body)
-        data["support"]["judge"][0]["label"] = label
+        forge(data)
         return json.dumps(data)
 
     world.log._entries = [
@@ -135,25 +159,43 @@ def forged_body(world: World, answer_id: str, label: str) -> None:
     ]
 
 
-@pytest.mark.parametrize("label", ["verbatim", "certainly"])
+@pytest.mark.parametrize("forgery", list(FORGERIES))
 def test_a_record_forged_past_parsing_does_not_hold_and_is_no_invalid_request(
-    label: str,
+    forgery: str,
 ) -> None:
     world = World()
     result = world.ask()
-    forged_body(world, result.answer_id, label)
+    forge_record(world, result.answer_id, FORGERIES[forgery])
     admin = dataclasses.replace(ACTOR, role=Role.ADMIN)
     report = world.audit.replay(result.answer_id, admin)
     assert not report.holds and report.replayed == "unreadable", report
     assert "altered" in report.note
     with pytest.raises(AuditRecordUnreadable):
         world.audit.show(result.answer_id, admin)
-    # Its owner, not an admin, learns no more than of a missing record.
+    with pytest.raises(AuditRecordUnreadable):
+        world.audit.target(result.answer_id, "E1", admin)
+    # Its owner, not an admin, and another tenant learn no more than of a missing record.
+    for actor in (ACTOR, dataclasses.replace(admin, tenant="another-tenant")):
+        for call in (world.audit.replay, world.audit.show):
+            with pytest.raises(NotFound) as refused:
+                call(result.answer_id, actor)
+            assert str(refused.value) == f"no audit record for answer {result.answer_id}"
+        with pytest.raises(NotFound) as refused:
+            world.audit.target(result.answer_id, "E1", actor)
+        if actor.tenant != ACTOR.tenant:
+            assert str(refused.value) == f"no answer {result.answer_id}"
+
+
+def test_a_record_nested_past_the_parser_is_unreadable_not_a_crash() -> None:
+    world = World()
+    result = world.ask()
+    deep = "[" * 100_000 + "]" * 100_000
+    world.log._entries = [
+        dataclasses.replace(e, body=deep) if e.answer_id == result.answer_id else e
+        for e in world.log._entries
+    ]
     with pytest.raises(NotFound):
-        world.audit.replay(result.answer_id, ACTOR)
-    other = dataclasses.replace(admin, tenant="another-tenant")
-    with pytest.raises(NotFound):
-        world.audit.show(result.answer_id, other)
+        world.audit.show(result.answer_id, dataclasses.replace(ACTOR, role=Role.ADMIN))
 
 
 class SlowLocal:

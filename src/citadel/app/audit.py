@@ -83,7 +83,7 @@ class AuditService:
         entry = self._log.get(answer_id)
         if entry is None:
             raise NotFound(f"no audit record for answer {answer_id}")
-        record = _parsed(answer_id, entry.body, actor)
+        record = _parsed(answer_id, entry.body, actor, f"no audit record for answer {answer_id}")
         own = record.user_id == actor.user_id and record.tenant == actor.tenant
         admin = actor.role is Role.ADMIN and record.tenant == actor.tenant
         if not (own or admin):
@@ -114,9 +114,10 @@ class AuditService:
         source is the resolver's decision, made afresh.
         """
         entry = self._log.get(answer_id)
-        record = _parsed(answer_id, entry.body, actor) if entry is not None else None
+        missing = f"no answer {answer_id}"
+        record = _parsed(answer_id, entry.body, actor, missing) if entry is not None else None
         if record is None or record.tenant != actor.tenant:
-            raise NotFound(f"no answer {answer_id}")
+            raise NotFound(missing)
         # The quotation's span, if a shown segment quoted this ref: the viewer marks it.
         span = next((c.span for c in record.citations if c.ref == ref and c.span), None)
         for row in manifest_entries(record.manifest):
@@ -279,16 +280,24 @@ class AuditService:
         )
 
 
-def _parsed(answer_id: str, body: str, actor: Actor) -> AuditRecord:
-    """The stored record, or ``AuditRecordUnreadable`` for an admin of its tenant when
-    it no longer parses (a forged label, a field removed). Anyone else learns only
-    what a missing record tells: a record's existence is not for others."""
+def _parsed(answer_id: str, body: str, actor: Actor, missing: str) -> AuditRecord:
+    """The stored record, checked whole at read time (the fields, the manifest's rows,
+    the recorded output's JSON), or ``AuditRecordUnreadable`` for an admin of its
+    tenant when it no longer parses (a forged label, a field removed or retyped, a body
+    nested past the parser). Anyone else gets ``missing``, the very message of a
+    missing record: a record's existence is not for others."""
     try:
-        return AuditRecord.from_json(body)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # InvalidValue too
+        record = AuditRecord.from_json(body)
+        manifest_entries(record.manifest)  # what replay and citation resolution read
+        if record.output:
+            if not isinstance(record.output, str):
+                raise TypeError("the recorded output is not JSON text")
+            json.loads(record.output)
+        return record
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         try:
             tenant = json.loads(body)["actor"]["tenant"]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             tenant = None
         if actor.role is Role.ADMIN and tenant == actor.tenant:
             raise AuditRecordUnreadable(
@@ -296,7 +305,7 @@ def _parsed(answer_id: str, body: str, actor: Actor) -> AuditRecord:
                 f" ({type(exc).__name__}: {exc}): it was altered after it was written;"
                 " `citadel audit verify` checks the chain"
             ) from None
-        raise NotFound(f"no audit record for answer {answer_id}") from None
+        raise NotFound(missing) from None
 
 
 def _judge_named(checker: str) -> str:
