@@ -108,20 +108,33 @@ def check_item(where: str, item: object, chunks_dir: Path, cache: dict) -> list[
     return errors
 
 
+Candidate = tuple[str, str, int, str, list[str]]
+"""A chunk of the item's book: chunk_id, chapter, ordinal, text, section_path."""
+
+
+def gold_chunk(answers: list[str], path: list[str], candidates: list[Candidate]) -> str | None:
+    """Of ``candidates``, the one holding every answer string: the item's own section
+    first, then a chunk of a chapter on its section path, then the earliest (answers
+    recur: pg_dump's and pg_restore's options share sentences). The one rule:
+    ``scripts/train_relevance.py`` trains on what this check approves."""
+    if not answers:
+        return None
+    holders = [c for c in candidates if all(a in c[3] for a in answers)]
+    holders.sort(key=lambda c: (list(c[4]) != path, c[1] not in path, c[2]))
+    return holders[0][0] if holders else None
+
+
 def resolve(item: dict, chunks: dict) -> str | None:
-    """The item's chunk: its ``chunk_id`` when DIR holds it, else the chunk of the book
-    holding every answer string (its own section first, then the earliest)."""
+    """The item's chunk: its ``chunk_id`` when DIR holds it, else ``gold_chunk``."""
     if item["chunk_id"] in chunks:
         return str(item["chunk_id"])
     answers = [a for a in item.get("answer") or [] if isinstance(a, str)]
-    if not answers:
-        return None
-    path = list(item.get("section_path") or [])
-    holders = [cid for cid, c in chunks.items() if all(a in c["text"] for a in answers)]
-    holders.sort(
-        key=lambda cid: (list(chunks[cid]["section_path"]) != path, chunks[cid].get("ordinal", 0))
-    )
-    return holders[0] if holders else None
+    path = [str(p) for p in item.get("section_path") or []]
+    candidates: list[Candidate] = [
+        (cid, c["chapter"], int(c.get("ordinal", 0)), c["text"], list(c["section_path"]))
+        for cid, c in chunks.items()
+    ]
+    return gold_chunk(answers, path, candidates)
 
 
 def negatives(item: dict, chunks: dict, k: int) -> list[str]:

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from check_answerability_data import Candidate, gold_chunk
 from sklearn.metrics import roc_auc_score
 from tokenizers import Tokenizer
 from train_support_cross import (
@@ -64,6 +65,7 @@ class Chunk:
     chapter: str
     ordinal: int
     text: str
+    section_path: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +136,7 @@ def load_chunks(directory: Path) -> dict[str, Chunk]:
                 str(row["chapter"]),
                 int(row["ordinal"]),
                 str(row["text"]),  # type: ignore[call-overload]
+                tuple(str(p) for p in row.get("section_path") or ()),  # type: ignore[attr-defined]
             )
             chunks[chunk.chunk_id] = chunk
     return chunks
@@ -146,10 +149,9 @@ def resolve_gold(items: list[dict[str, object]], chunks: dict[str, Chunk]) -> li
     Chunk ids hash the source id, which each ingest draws anew, so a fresh home's ids
     differ from the writers'; the text, and so the chunk that holds the answer, does
     not. Items no chunk answers are reported and left out."""
-    by_book: dict[str, list[Chunk]] = defaultdict(list)
-    for chunk in chunks.values():
-        by_book[chunk.book].append(chunk)
-    sections = {c.chunk_id: c.chapter for c in chunks.values()}
+    by_book: dict[str, list[Candidate]] = defaultdict(list)
+    for c in chunks.values():
+        by_book[c.book].append((c.chunk_id, c.chapter, c.ordinal, c.text, list(c.section_path)))
     found: list[str] = []
     for item in items:
         chunk_id = str(item["chunk_id"])
@@ -158,9 +160,7 @@ def resolve_gold(items: list[dict[str, object]], chunks: dict[str, Chunk]) -> li
             continue
         answers = [str(a) for a in item["answer"]]  # type: ignore[attr-defined]
         path = [str(p) for p in item.get("section_path") or []]  # type: ignore[attr-defined]
-        holders = [c for c in by_book[str(item["book"])] if all(a in c.text for a in answers)]
-        holders.sort(key=lambda c: (sections[c.chunk_id] not in path, c.ordinal))
-        found.append(holders[0].chunk_id if holders else "")
+        found.append(gold_chunk(answers, path, by_book[str(item["book"])]) or "")
     return found
 
 

@@ -61,9 +61,13 @@ def support_row(passage: str) -> dict[str, str]:
 
 
 def test_a_support_passage_is_found_by_its_text_under_another_chunk_id(tmp_path: Path) -> None:
-    assert run("check_support_data.py", [support_row(TEXT[:34])], tmp_path).returncode == 0
-    refused = run("check_support_data.py", [support_row("git pull is fetch and merge.")], tmp_path)
+    assert run("check_support_data.py", [support_row(TEXT[:60])], tmp_path).returncode == 0
+    missing = "git pull is fetch and merge, in one command, for the current branch."
+    refused = run("check_support_data.py", [support_row(missing)], tmp_path)
     assert refused.returncode == 1 and "in no chunk of git-manual" in refused.stderr
+    # Too short to name its chunk: any typo'd id would match some chunk's "s".
+    refused = run("check_support_data.py", [support_row("git fetch")], tmp_path)
+    assert refused.returncode == 1 and "too short to match" in refused.stderr
 
 
 def answerable(answer: str) -> dict[str, object]:
@@ -88,3 +92,17 @@ def test_an_answerable_item_is_found_by_its_answer_under_another_chunk_id(
     assert (
         refused.returncode == 1 and "holds every answer string" in refused.stdout + refused.stderr
     )
+
+
+def test_an_answer_found_in_two_sections_resolves_to_the_items_own() -> None:
+    # Found attacking the change: training took the first chunk of the right chapter,
+    # so pg_restore's question trained on pg_dump's options, which share the sentence.
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from check_answerability_data import gold_chunk
+
+    sentence = "-c drops database objects before recreating them."
+    dump = ("dump", "Reference", 1, sentence, ["Reference", "pg_dump"])
+    restore = ("restore", "Reference", 2, sentence, ["Reference", "pg_restore"])
+    assert gold_chunk([sentence], ["Reference", "pg_restore"], [dump, restore]) == "restore"
+    assert gold_chunk([sentence], ["Reference", "elsewhere"], [restore, dump]) == "dump"
+    assert gold_chunk(["not there"], ["Reference"], [dump, restore]) is None
