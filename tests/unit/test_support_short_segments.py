@@ -51,3 +51,18 @@ def test_the_features_rank_a_short_sentence_the_passage_says_above_generic_ones(
     what they must keep is the order."""
     said, *generic = make().check([(s, PASSAGE) for s in ["Trees name blobs.", *GENERIC]])
     assert all(said.score > other.score for other in generic), (said, generic)
+
+
+@pytest.mark.parametrize("make", [default_checker, lexical_checker, EntailmentSupportChecker])
+def test_a_question_echoed_back_is_unsupported_whatever_it_shares(make) -> None:  # type: ignore[no-untyped-def]
+    # SmolLM2 answered "How do I declare a foreign key...?" with that question, and the
+    # entailment model called it supported: a question asserts nothing.
+    asked, said = make().check(
+        [
+            ("Which object does Git use to name blobs and trees?", PASSAGE),
+            ("Trees name blobs?", PASSAGE),
+        ]
+    )
+    assert asked.label is SupportLabel.UNSUPPORTED and said.label is SupportLabel.UNSUPPORTED
+    (statement,) = make().check([("Git names a blob by the SHA-1 of its content.", PASSAGE)])
+    assert statement.label is not SupportLabel.UNSUPPORTED, statement

@@ -119,6 +119,12 @@ def states_something(text: str) -> bool:
     return bool(content_words(text)) or has_code_line(text)
 
 
+def is_question(text: str) -> bool:
+    """A text that ends as a question does, and is no code line: it asks, so no passage
+    supports or contradicts it (a small model echoes the reader's question back)."""
+    return bool(_QUESTION_END.search(text)) and not has_code_line(text)
+
+
 def is_statement(text: str) -> bool:
     """What a quotation must be to be ``verbatim``: a sentence (``STATEMENT_MIN_CONTENT_WORDS``
     content words, or ``SHORT_STATEMENT_CONTENT_WORDS`` among ``SHORT_STATEMENT_MIN_WORDS``

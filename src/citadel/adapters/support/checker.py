@@ -37,6 +37,7 @@ from citadel.adapters.support.static_tokens import ALIGNMENT_NAMES, StaticTokens
 from citadel.app.ports import Embedder
 from citadel.app.ports.support import JudgeBudget
 from citadel.domain.quotation import verbatim_span
+from citadel.domain.statement import is_question
 from citadel.domain.support import Support, SupportLabel
 from citadel.domain.support_features import FEATURE_NAMES, features_and_sentences
 
@@ -153,7 +154,11 @@ class FeatureSupportChecker:
                 for score, row in zip(scores, features, strict=True)
             )
             results = [r if r is not None else next(made) for r in results]
-        return [r for r in results if r is not None]
+        return [
+            asked(segment, r)
+            for (segment, _), r in zip(pairs, results, strict=True)
+            if r is not None
+        ]
 
     def scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """The combiner's score of each pair, quotation or not (for evaluation)."""
@@ -177,6 +182,14 @@ class FeatureSupportChecker:
             terms=terms,
             numbers_missing=numbers_missing,
         )
+
+
+def asked(segment: str, support: Support) -> Support:
+    """A question is ``unsupported`` whatever its score: it asserts nothing for a passage
+    to support or contradict (``statement.is_question``). Shared by every checker."""
+    if support.label is SupportLabel.VERBATIM or not is_question(segment):
+        return support
+    return Support(support.score, SupportLabel.UNSUPPORTED)
 
 
 def graded(

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from citadel.adapters.pair_encoder import PairEncoder, PinnedGraph
-from citadel.adapters.support.checker import NON_VERBATIM_CEILING, graded
+from citadel.adapters.support.checker import NON_VERBATIM_CEILING, asked, graded
 from citadel.app.errors import AppError
 from citadel.app.ports.support import JudgeBudget
 from citadel.domain.quotation import verbatim_span
@@ -184,7 +184,10 @@ class EntailmentSupportChecker:
             else:
                 results.append(Support(1.0, SupportLabel.VERBATIM, span))
         made = iter(self._judge(scored))
-        return [r if r is not None else next(made) for r in results]
+        return [
+            asked(segment, r if r is not None else next(made))
+            for (segment, _), r in zip(pairs, results, strict=True)
+        ]
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[np.ndarray]:
         """Each pair's (entails, contradicts, neither) probabilities (for evaluation)."""
