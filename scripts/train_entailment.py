@@ -9,7 +9,8 @@ class-balanced cross-entropy. The training environment is that script's::
 
     # leave one book out, for every book in turn; each held-out pair's probabilities
     PYTHONPATH=src .venv-train/bin/python scripts/train_entailment.py cv --oof /tmp/ent.json
-    # the run-time thresholds, from those held-out probabilities
+    # the run-time thresholds, from those held-out probabilities (--cut N: those
+    # predicted at N word pieces, when cv ran with --predict-pieces N)
     PYTHONPATH=src .venv-train/bin/python scripts/train_entailment.py thresholds --oof /tmp/ent.json
     # train on every book and write the int8 ONNX graph (output: three logits)
     PYTHONPATH=src .venv-train/bin/python scripts/train_entailment.py fit --onnx /tmp/ent.onnx
@@ -107,11 +108,12 @@ def choose_thresholds(labels: np.ndarray, probs: np.ndarray) -> dict[str, float]
     }
 
 
-def thresholds_report(oof: Path) -> int:
-    """Thresholds and the figures they give, from ``cv --oof``'s held-out probabilities."""
+def thresholds_report(oof: Path, cut: int | None = None) -> int:
+    """Thresholds and the figures they give, from ``cv --oof``'s held-out probabilities
+    (those predicted at ``cut`` word pieces when given: ``cv --predict-pieces``)."""
     rows = json.loads(oof.read_text("utf-8"))
     labels = np.asarray([r["label"] for r in rows])
-    probs = np.asarray([r["probs"] for r in rows])
+    probs = np.asarray([r["probs"] if cut is None else r["probs_at"][str(cut)] for r in rows])
     chosen = choose_thresholds(labels, probs)
     supported = probs[:, 0] >= chosen["supported"]
     contradicted = (probs.argmax(1) == 1) & (probs[:, 1] >= chosen["contradicted"])
@@ -144,6 +146,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--head-lr", type=float, default=1e-3)
     parser.add_argument("--max-pieces", type=int, default=256)
+    parser.add_argument(
+        "--predict-pieces",
+        default="",
+        help="cv: also predict the held-out pairs cut at these lengths (a,b), as run time "
+        "cuts them (entailment.json's max_pieces); written as probs_at in --oof",
+    )
+    parser.add_argument(
+        "--cut", type=int, help="thresholds: use the probabilities predicted at this cut"
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=28)
     parser.add_argument("--onnx", type=Path, help="fit: write the int8 ONNX model here")
@@ -152,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode == "thresholds":
         if args.oof is None:
             parser.error("thresholds needs --oof FILE (written by cv)")
-        return thresholds_report(args.oof)
+        return thresholds_report(args.oof, args.cut)
     args.outputs = len(LABELS)
     torch.set_num_threads(args.threads)
     rows = read_rows(sorted(args.data.glob("*.jsonl")))
@@ -169,6 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     states = frozen_states(encoded, args.layers, args.layers - args.train_layers)
     print(f"frozen states in {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+    cuts = [int(c) for c in args.predict_pieces.split(",") if c]
+    recut = {c: encode(Tokenizer.from_file(str(TOKENIZER)), pairs, c) for c in cuts}
+    recut_states = {
+        c: frozen_states(e, args.layers, args.layers - args.train_layers) for c, e in recut.items()
+    }
     ours = np.arange(len(rows))
     if args.mode == "fit":
         if args.onnx is None:
@@ -189,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
             report[book][f"kind:{kind}:argmax_correct"] = round(
                 float((probs[pick].argmax(1) == y[test_idx][pick]).mean()), 4
             )
+        at = {c: softmax(predict(model, recut[c], recut_states[c], test_idx, start)) for c in cuts}
+        for c, cut_probs in at.items():
+            report[book][f"cut:{c}"] = figures(y[test_idx], cut_probs)  # type: ignore[assignment]
         print(f"{book}: {json.dumps(report[book])}", file=sys.stderr, flush=True)
         held_out += [
             {
@@ -198,8 +217,9 @@ def main(argv: list[str] | None = None) -> int:
                 "kind": rows[i]["kind"],
                 "origin": rows[i]["origin"],
                 "probs": [round(float(p), 5) for p in row],
+                "probs_at": {str(c): [round(float(p), 5) for p in at[c][j]] for c in cuts},
             }
-            for i, row in zip(test_idx, probs, strict=True)
+            for j, (i, row) in enumerate(zip(test_idx, probs, strict=True))
         ]
         if len(scifact):
             scifact_probs.append(softmax(predict(model, encoded, states, scifact, start)))
