@@ -12,6 +12,10 @@ class-balanced cross-entropy. The training environment is that script's::
     # the run-time thresholds, from those held-out probabilities (--cut N: those
     # predicted at N word pieces, when cv ran with --predict-pieces N)
     PYTHONPATH=src .venv-train/bin/python scripts/train_entailment.py thresholds --oof /tmp/ent.json
+    # the logistic layer over held-out probabilities and lexical features, and the
+    # thresholds on its cross-fitted output (entailment.json's stack and thresholds)
+    PYTHONPATH=src .venv-train/bin/python scripts/train_entailment.py stack \\
+        --oof /tmp/ent-git.json --oof /tmp/ent-r.json --cut 128 --out /tmp/stack.json
     # train on every book and write the int8 ONNX graph (output: three logits)
     PYTHONPATH=src .venv-train/bin/python scripts/train_entailment.py fit --onnx /tmp/ent.onnx
 
@@ -133,9 +137,75 @@ def thresholds_report(oof: Path, cut: int | None = None) -> int:
     return 0
 
 
+def stack_report(oofs: list[Path], data: Path, cut: int | None, out: Path | None) -> int:
+    """The logistic layer over held-out probabilities and the lexical features
+    (``adapters/support/stack.py``), measured book by book and then fitted on all.
+
+    Every row of ``cv --oof`` was predicted by a model that never saw its book. Each
+    book's stacked figures come from a layer fitted on the other books' rows only;
+    the thresholds are chosen on those cross-fitted probabilities; the layer written
+    to ``--out`` (with the thresholds) is fitted on every row.
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    from citadel.adapters.support.stack import INPUTS, PROBABILITY_FLOOR
+
+    source = {r["id"]: r for r in read_rows(sorted(data.glob("*.jsonl")))}
+    rows = [r for path in oofs for r in json.loads(path.read_text("utf-8"))]
+    labels = np.asarray([r["label"] for r in rows])
+    books = np.asarray([r["book"] for r in rows])
+    probs = np.asarray([r["probs"] if cut is None else r["probs_at"][str(cut)] for r in rows])
+    feats = np.asarray(
+        [
+            features_and_sentences(
+                source[r["id"]]["sentence"], source[r["id"]]["passage"], SENTENCES
+            )[0]
+            for r in rows
+        ]
+    )
+    x = np.hstack([np.log(np.maximum(probs, PROBABILITY_FLOOR)), feats])
+
+    def fitted(idx: np.ndarray) -> tuple[LogisticRegression, np.ndarray, np.ndarray]:
+        mean, scale = x[idx].mean(0), x[idx].std(0)
+        scale[scale == 0] = 1.0
+        layer = LogisticRegression(C=1.0, max_iter=5000, class_weight="balanced")
+        return layer.fit((x[idx] - mean) / scale, labels[idx]), mean, scale
+
+    crossed = np.zeros_like(probs)
+    report: dict[str, object] = {}
+    for book in sorted(set(books)):
+        test = books == book
+        if len(set(books)) > 1:
+            layer, mean, scale = fitted(np.flatnonzero(~test))
+            crossed[test] = layer.predict_proba((x[test] - mean) / scale)
+        report[book] = {
+            "model": figures(labels[test], probs[test]),
+            "stacked": figures(labels[test], crossed[test]) if len(set(books)) > 1 else None,
+        }
+    chosen = choose_thresholds(labels, crossed)
+    layer, mean, scale = fitted(np.arange(len(rows)))
+    document = {
+        "stack": {
+            "inputs": list(INPUTS),
+            "mean": [round(float(v), 6) for v in mean],
+            "scale": [round(float(v), 6) for v in scale],
+            "coef": [[round(float(v), 6) for v in c] for c in layer.coef_],
+            "intercept": [round(float(v), 6) for v in layer.intercept_],
+        },
+        "thresholds": chosen,
+        "figures": report,
+        "rows": len(rows),
+        "cut": cut,
+    }
+    if out is not None:
+        out.write_text(json.dumps(document, indent=2) + "\n", "utf-8")
+    print(json.dumps({k: v for k, v in document.items() if k != "stack"}, indent=2))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=["cv", "fit", "thresholds"])
+    parser.add_argument("mode", choices=["cv", "fit", "thresholds", "stack"])
     parser.add_argument("--data", type=Path, default=Path("data/support"))
     parser.add_argument("--scifact", type=Path, help="also report these SciFact pairs")
     parser.add_argument("--books", default="", help="cv: only these held-out books (a,b)")
@@ -158,12 +228,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=28)
     parser.add_argument("--onnx", type=Path, help="fit: write the int8 ONNX model here")
-    parser.add_argument("--oof", type=Path, help="cv: write each held-out pair's logits here")
+    parser.add_argument(
+        "--oof",
+        type=Path,
+        action="append",
+        help="cv: write each held-out pair's probabilities here; thresholds: read them; "
+        "stack: read them (repeat for several cv runs)",
+    )
+    parser.add_argument("--out", type=Path, help="stack: write the layer and thresholds here")
     args = parser.parse_args(argv)
     if args.mode == "thresholds":
+        if args.oof is None or len(args.oof) != 1:
+            parser.error("thresholds needs one --oof FILE (written by cv)")
+        return thresholds_report(args.oof[0], args.cut)
+    if args.mode == "stack":
         if args.oof is None:
-            parser.error("thresholds needs --oof FILE (written by cv)")
-        return thresholds_report(args.oof, args.cut)
+            parser.error("stack needs --oof FILE (written by cv), once per cv run")
+        return stack_report(args.oof, args.data, args.cut, args.out)
+    if args.oof is not None and len(args.oof) != 1:
+        parser.error("cv writes one --oof FILE")
+    oof_path = args.oof[0] if args.oof else None
     args.outputs = len(LABELS)
     torch.set_num_threads(args.threads)
     rows = read_rows(sorted(args.data.glob("*.jsonl")))
@@ -223,8 +307,8 @@ def main(argv: list[str] | None = None) -> int:
         ]
         if len(scifact):
             scifact_probs.append(softmax(predict(model, encoded, states, scifact, start)))
-        if args.oof is not None:
-            args.oof.write_text(json.dumps(held_out), "utf-8")
+        if oof_path is not None:
+            oof_path.write_text(json.dumps(held_out), "utf-8")
     if scifact_probs:  # the average of the fold models, on pairs none of them saw
         sy = np.asarray([LABELS.index(r["label"]) for r in extra])
         report["scifact"] = figures(sy, np.mean(scifact_probs, axis=0))

@@ -10,7 +10,9 @@ probabilities that the passage entails the segment, contradicts it, or neither.
 The passage the model reads is what it read in training: the passage's
 ``sentences`` sentences (``entailment.json``) sharing the most content words with
 the segment (``features_and_sentences``), so a whole chunk and a one-sentence
-passage look alike to it.
+passage look alike to it. Its three probabilities and the pair's lexical features
+then go through the stored logistic layer (``stack.py``, ``entailment.json``'s
+``stack``) when there is one: the probabilities below are that layer's.
 
 The label: ``contradicted`` when contradiction is the most probable reading and
 its probability reaches the ``contradicted`` threshold; otherwise the probability of
@@ -35,6 +37,7 @@ import numpy as np
 
 from citadel.adapters.pair_encoder import PairEncoder, PinnedGraph
 from citadel.adapters.support.checker import NON_VERBATIM_CEILING, asked, graded
+from citadel.adapters.support.stack import Stack
 from citadel.app.errors import AppError
 from citadel.app.ports.support import JudgeBudget
 from citadel.domain.quotation import verbatim_span
@@ -73,11 +76,13 @@ class EntailmentInfo:
     contradicted: float
     """Thresholds: on P(entails) for the first two, on P(contradicts) for the last."""
     sha256: str
+    stack: Stack | None = None
+    """The layer over the model's probabilities and the features (``stack.py``), if any."""
     provenance: dict[str, Any] = field(default_factory=dict)
     """Every other key (training data, arguments, figures): read by people, not code."""
 
 
-_READ = frozenset({"name", "max_pieces", "sentences", "thresholds", "sha256"})
+_READ = frozenset({"name", "max_pieces", "sentences", "thresholds", "sha256", "stack"})
 
 
 def read_metadata(path: Path | None = None) -> EntailmentInfo:
@@ -101,6 +106,7 @@ def read_metadata(path: Path | None = None) -> EntailmentInfo:
             partial=_probability(thresholds["partial"], "thresholds.partial"),
             contradicted=_probability(thresholds["contradicted"], "thresholds.contradicted"),
             sha256=_text(document["sha256"], "sha256").lower(),
+            stack=Stack.from_document(document["stack"]) if "stack" in document else None,
             provenance={k: v for k, v in document.items() if k not in _READ},
         )
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
@@ -190,7 +196,8 @@ class EntailmentSupportChecker:
         ]
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[np.ndarray]:
-        """Each pair's (entails, contradicts, neither) probabilities (for evaluation)."""
+        """Each pair's (entails, contradicts, neither) probabilities, after the stack if
+        there is one: those the labels are graded on (for evaluation)."""
         return [p for p, _ in self._read(pairs)]
 
     def _read(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[np.ndarray, list[float]]]:
@@ -201,7 +208,11 @@ class EntailmentSupportChecker:
             rows.append(row)
             inputs.append((segment, " ".join(chosen) or passage))
         logits = self._encoder.logits(inputs)
-        return [(softmax(v), row) for v, row in zip(logits, rows, strict=True)]
+        stack = self.info.stack
+        return [
+            (softmax(v) if stack is None else stack.probabilities(softmax(v), row), row)
+            for v, row in zip(logits, rows, strict=True)
+        ]
 
     def _judge(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
         found: list[Support] = []

@@ -1,0 +1,75 @@
+"""The entailment checker's last layer: its three probabilities and the pair's lexical
+features, read together.
+
+The cross-encoder reads the segment and the passage's best sentences; the lexical
+features (``domain/support_features.py``) count what it can miss: numbers, negations
+and directions present on one side only, coverage of the whole passage. A
+multinomial logistic layer over both (the model's log-probabilities, then the
+features, each standardised) gives the probabilities the checker grades. It is
+fitted by ``scripts/train_entailment.py stack`` on held-out probabilities only (each
+book's pairs predicted by a model that never saw that book), so it learns how far
+to trust the model on a book it has not read, and it is stored in
+``entailment.json`` under ``stack``. Measured in ``docs/support.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from citadel.domain.support_features import FEATURE_NAMES
+
+PROBABILITY_FLOOR = 1e-6
+"""The least probability whose logarithm the layer reads (as in training)."""
+INPUTS: tuple[str, ...] = ("log_entails", "log_contradicts", "log_neither", *FEATURE_NAMES)
+"""What the layer reads, in order: a stored layer naming anything else is refused."""
+CLASSES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Stack:
+    """``probabilities(model_probs, features)``: the stacked (entails, contradicts,
+    neither) probabilities of one pair."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    """Shape (3, len(INPUTS)): one row per class, in the model's class order."""
+    intercept: np.ndarray
+
+    @classmethod
+    def from_document(cls, document: Mapping[str, Any]) -> Stack:
+        """The layer ``entailment.json`` stores; ``ValueError`` if it is not one this
+        code can apply (other inputs, wrong shapes, a value not finite)."""
+        inputs = tuple(document["inputs"])
+        if inputs != INPUTS:
+            raise ValueError(f"stack.inputs must be {list(INPUTS)}, not {list(inputs)}")
+        width = len(INPUTS)
+        mean = _array(document["mean"], (width,), "stack.mean")
+        scale = _array(document["scale"], (width,), "stack.scale")
+        if not bool((scale > 0).all()):
+            raise ValueError("stack.scale must be positive")
+        coef = _array(document["coef"], (CLASSES, width), "stack.coef")
+        intercept = _array(document["intercept"], (CLASSES,), "stack.intercept")
+        return cls(mean, scale, coef, intercept)
+
+    def probabilities(self, model_probs: np.ndarray, features: Sequence[float]) -> np.ndarray:
+        logs = np.log(np.maximum(np.asarray(model_probs, dtype=np.float64), PROBABILITY_FLOOR))
+        x = np.concatenate([logs, np.asarray(features, dtype=np.float64)])
+        z = self.coef @ ((x - self.mean) / self.scale) + self.intercept
+        e = np.exp(z - z.max())
+        out: np.ndarray = e / e.sum()
+        return out
+
+
+def _array(value: Any, shape: tuple[int, ...], key: str) -> np.ndarray:
+    out = np.asarray(value, dtype=np.float64)
+    if out.shape != shape:
+        raise ValueError(f"{key} must have shape {shape}, not {out.shape}")
+    if not all(math.isfinite(v) for v in out.reshape(-1)):
+        raise ValueError(f"{key} must be finite")
+    return out

@@ -1,0 +1,109 @@
+"""The entailment checker's logistic layer (``adapters/support/stack.py``): what it
+reads, what it refuses, and that the checker grades its output."""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from citadel.adapters.support.entailment import (
+    EntailmentSupportChecker,
+    EntailmentUnavailable,
+    read_metadata,
+)
+from citadel.adapters.support.stack import INPUTS, Stack
+from citadel.domain.support_features import FEATURE_NAMES
+
+PACKAGED = importlib.resources.files("citadel.adapters.support").joinpath("model")
+WIDTH = len(INPUTS)
+
+
+def identity(**changes: Any) -> dict[str, Any]:
+    """A layer that gives back the model's own probabilities: each class reads its own
+    log-probability with weight one, and nothing else."""
+    coef = np.zeros((3, WIDTH))
+    coef[0, 0] = coef[1, 1] = coef[2, 2] = 1.0
+    layer: dict[str, Any] = {
+        "inputs": list(INPUTS),
+        "mean": [0.0] * WIDTH,
+        "scale": [1.0] * WIDTH,
+        "coef": coef.tolist(),
+        "intercept": [0.0, 0.0, 0.0],
+    }
+    layer.update(changes)
+    return layer
+
+
+def test_the_inputs_are_the_three_log_probabilities_then_every_feature() -> None:
+    assert INPUTS[:3] == ("log_entails", "log_contradicts", "log_neither")
+    assert INPUTS[3:] == FEATURE_NAMES
+
+
+def test_an_identity_layer_gives_back_the_model_probabilities() -> None:
+    stack = Stack.from_document(identity())
+    model = np.asarray([0.7, 0.2, 0.1])
+    out = stack.probabilities(model, [0.5] * len(FEATURE_NAMES))
+    assert np.allclose(out, model)
+
+
+def test_a_feature_weight_moves_the_probabilities_and_they_still_sum_to_one() -> None:
+    coef = np.asarray(identity()["coef"])
+    coef[1, INPUTS.index("negation_mismatch")] = 3.0  # a negation on one side: contradiction
+    stack = Stack.from_document(identity(coef=coef.tolist()))
+    features = [0.0] * len(FEATURE_NAMES)
+    calm = stack.probabilities(np.asarray([0.6, 0.2, 0.2]), features)
+    features[FEATURE_NAMES.index("negation_mismatch")] = 1.0
+    moved = stack.probabilities(np.asarray([0.6, 0.2, 0.2]), features)
+    assert moved[1] > calm[1] and moved[0] < calm[0]
+    assert moved.sum() == pytest.approx(1.0)
+
+
+def test_a_zero_probability_is_read_at_the_floor_not_as_minus_infinity() -> None:
+    out = Stack.from_document(identity()).probabilities(np.asarray([1.0, 0.0, 0.0]), [0.0] * 17)
+    assert np.isfinite(out).all() and out[0] > 0.99
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"inputs": list(reversed(INPUTS))}, "stack.inputs"),
+        ({"inputs": list(INPUTS[:-1])}, "stack.inputs"),
+        ({"mean": [0.0] * (WIDTH - 1)}, "stack.mean"),
+        ({"scale": [0.0] * WIDTH}, "positive"),
+        ({"coef": [[0.0] * WIDTH] * 2}, "stack.coef"),
+        ({"intercept": [0.0, float("nan"), 0.0]}, "finite"),
+    ],
+)
+def test_a_layer_this_code_cannot_apply_is_refused(changes: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Stack.from_document(identity(**changes))
+
+
+def metadata(tmp_path: Path, **changes: Any) -> Path:
+    document = json.loads(PACKAGED.joinpath("entailment.json").read_text("utf-8"))
+    document.update(changes)
+    path = tmp_path / "entailment.json"
+    path.write_text(json.dumps(document), "utf-8")
+    return path
+
+
+def test_metadata_with_a_malformed_layer_is_refused_naming_the_file(tmp_path: Path) -> None:
+    with pytest.raises(EntailmentUnavailable, match=r"entailment metadata.*stack\.inputs"):
+        read_metadata(metadata(tmp_path, stack=identity(inputs=["log_entails"])))
+
+
+def test_the_checker_grades_what_the_layer_gives(tmp_path: Path) -> None:
+    """A layer that always says contradiction makes every scored pair contradicted, and
+    ``probabilities`` reports the layer's output, not the model's."""
+    segment, passage = "Cloning copies a whole repository.", "git clone copies a repository."
+    loud = identity(coef=np.zeros((3, WIDTH)).tolist(), intercept=[0.0, 9.0, 0.0])
+    checker = EntailmentSupportChecker(metadata_path=metadata(tmp_path, stack=loud))
+    (probs,) = checker.probabilities([(segment, passage)])
+    assert probs[1] > 0.99
+    (support,) = checker.check([(segment, passage)])
+    assert support.label.value == "contradicted"
