@@ -148,22 +148,23 @@ def stack_report(oofs: list[Path], data: Path, cut: int | None, out: Path | None
     """
     from sklearn.linear_model import LogisticRegression
 
-    from citadel.adapters.support.stack import INPUTS, PROBABILITY_FLOOR
+    from citadel.adapters.support.stack import INPUTS, inputs
+    from citadel.domain.support_contrast import contrast_features
 
     source = {r["id"]: r for r in read_rows(sorted(data.glob("*.jsonl")))}
     rows = [r for path in oofs for r in json.loads(path.read_text("utf-8"))]
     labels = np.asarray([r["label"] for r in rows])
     books = np.asarray([r["book"] for r in rows])
     probs = np.asarray([r["probs"] if cut is None else r["probs_at"][str(cut)] for r in rows])
-    feats = np.asarray(
+    pairs = [(source[r["id"]]["sentence"], source[r["id"]]["passage"]) for r in rows]
+    x = np.asarray(
         [
-            features_and_sentences(
-                source[r["id"]]["sentence"], source[r["id"]]["passage"], SENTENCES
-            )[0]
-            for r in rows
+            inputs(
+                p, features_and_sentences(s, passage, SENTENCES)[0], contrast_features(s, passage)
+            )
+            for p, (s, passage) in zip(probs, pairs, strict=True)
         ]
     )
-    x = np.hstack([np.log(np.maximum(probs, PROBABILITY_FLOOR)), feats])
 
     def fitted(idx: np.ndarray) -> tuple[LogisticRegression, np.ndarray, np.ndarray]:
         mean, scale = x[idx].mean(0), x[idx].std(0)

@@ -16,7 +16,8 @@ from citadel.adapters.support.entailment import (
     EntailmentUnavailable,
     read_metadata,
 )
-from citadel.adapters.support.stack import INPUTS, Stack
+from citadel.adapters.support.stack import INPUTS, Stack, inputs
+from citadel.domain.support_contrast import CONTRAST_NAMES
 from citadel.domain.support_features import FEATURE_NAMES
 
 PACKAGED = importlib.resources.files("citadel.adapters.support").joinpath("model")
@@ -39,15 +40,25 @@ def identity(**changes: Any) -> dict[str, Any]:
     return layer
 
 
-def test_the_inputs_are_the_three_log_probabilities_then_every_feature() -> None:
+NO_FEATURES = [0.0] * len(FEATURE_NAMES)
+NO_CONTRAST = [0.0] * len(CONTRAST_NAMES)
+
+
+def test_the_inputs_are_the_log_probabilities_the_features_then_the_contrasts() -> None:
     assert INPUTS[:3] == ("log_entails", "log_contradicts", "log_neither")
-    assert INPUTS[3:] == FEATURE_NAMES
+    assert INPUTS[3 : 3 + len(FEATURE_NAMES)] == FEATURE_NAMES
+    assert INPUTS[3 + len(FEATURE_NAMES) :] == CONTRAST_NAMES
+
+
+def test_an_input_vector_of_another_width_is_refused() -> None:
+    with pytest.raises(ValueError, match="reads"):
+        inputs(np.asarray([0.5, 0.3, 0.2]), NO_FEATURES, [])
 
 
 def test_an_identity_layer_gives_back_the_model_probabilities() -> None:
     stack = Stack.from_document(identity())
     model = np.asarray([0.7, 0.2, 0.1])
-    out = stack.probabilities(model, [0.5] * len(FEATURE_NAMES))
+    out = stack.probabilities(model, [0.5] * len(FEATURE_NAMES), [1.0] * len(CONTRAST_NAMES))
     assert np.allclose(out, model)
 
 
@@ -55,16 +66,17 @@ def test_a_feature_weight_moves_the_probabilities_and_they_still_sum_to_one() ->
     coef = np.asarray(identity()["coef"])
     coef[1, INPUTS.index("negation_mismatch")] = 3.0  # a negation on one side: contradiction
     stack = Stack.from_document(identity(coef=coef.tolist()))
-    features = [0.0] * len(FEATURE_NAMES)
-    calm = stack.probabilities(np.asarray([0.6, 0.2, 0.2]), features)
+    features = list(NO_FEATURES)
+    calm = stack.probabilities(np.asarray([0.6, 0.2, 0.2]), features, NO_CONTRAST)
     features[FEATURE_NAMES.index("negation_mismatch")] = 1.0
-    moved = stack.probabilities(np.asarray([0.6, 0.2, 0.2]), features)
+    moved = stack.probabilities(np.asarray([0.6, 0.2, 0.2]), features, NO_CONTRAST)
     assert moved[1] > calm[1] and moved[0] < calm[0]
     assert moved.sum() == pytest.approx(1.0)
 
 
 def test_a_zero_probability_is_read_at_the_floor_not_as_minus_infinity() -> None:
-    out = Stack.from_document(identity()).probabilities(np.asarray([1.0, 0.0, 0.0]), [0.0] * 17)
+    stack = Stack.from_document(identity())
+    out = stack.probabilities(np.asarray([1.0, 0.0, 0.0]), NO_FEATURES, NO_CONTRAST)
     assert np.isfinite(out).all() and out[0] > 0.99
 
 

@@ -42,6 +42,7 @@ from citadel.app.errors import AppError
 from citadel.app.ports.support import JudgeBudget
 from citadel.domain.quotation import verbatim_span
 from citadel.domain.support import Support, SupportLabel
+from citadel.domain.support_contrast import contrast_features
 from citadel.domain.support_features import FEATURE_NAMES, features_and_sentences
 
 MODEL_PACKAGE = "citadel.adapters.support"
@@ -209,9 +210,11 @@ class EntailmentSupportChecker:
             inputs.append((segment, " ".join(chosen) or passage))
         logits = self._encoder.logits(inputs)
         stack = self.info.stack
+        if stack is None:
+            return [(softmax(v), row) for v, row in zip(logits, rows, strict=True)]
         return [
-            (softmax(v) if stack is None else stack.probabilities(softmax(v), row), row)
-            for v, row in zip(logits, rows, strict=True)
+            (stack.probabilities(softmax(v), row, contrast_features(segment, passage)), row)
+            for v, row, (segment, passage) in zip(logits, rows, pairs, strict=True)
         ]
 
     def _judge(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:

@@ -3,9 +3,11 @@ features, read together.
 
 The cross-encoder reads the segment and the passage's best sentences; the lexical
 features (``domain/support_features.py``) count what it can miss: numbers, negations
-and directions present on one side only, coverage of the whole passage. A
-multinomial logistic layer over both (the model's log-probabilities, then the
-features, each standardised) gives the probabilities the checker grades. It is
+and directions present on one side only, coverage of the whole passage; the two
+contrasts (``domain/support_contrast.py``) an identifier the passage never writes
+and a word whose opposite it writes. A multinomial logistic layer over all three
+(the model's log-probabilities, the features, the contrasts, each standardised)
+gives the probabilities the checker grades. It is
 fitted by ``scripts/train_entailment.py stack`` on held-out probabilities only (each
 book's pairs predicted by a model that never saw that book), so it learns how far
 to trust the model on a book it has not read, and it is stored in
@@ -21,11 +23,18 @@ from typing import Any
 
 import numpy as np
 
+from citadel.domain.support_contrast import CONTRAST_NAMES
 from citadel.domain.support_features import FEATURE_NAMES
 
 PROBABILITY_FLOOR = 1e-6
 """The least probability whose logarithm the layer reads (as in training)."""
-INPUTS: tuple[str, ...] = ("log_entails", "log_contradicts", "log_neither", *FEATURE_NAMES)
+INPUTS: tuple[str, ...] = (
+    "log_entails",
+    "log_contradicts",
+    "log_neither",
+    *FEATURE_NAMES,
+    *CONTRAST_NAMES,
+)
 """What the layer reads, in order: a stored layer naming anything else is refused."""
 CLASSES = 3
 
@@ -57,13 +66,25 @@ class Stack:
         intercept = _array(document["intercept"], (CLASSES,), "stack.intercept")
         return cls(mean, scale, coef, intercept)
 
-    def probabilities(self, model_probs: np.ndarray, features: Sequence[float]) -> np.ndarray:
-        logs = np.log(np.maximum(np.asarray(model_probs, dtype=np.float64), PROBABILITY_FLOOR))
-        x = np.concatenate([logs, np.asarray(features, dtype=np.float64)])
-        z = self.coef @ ((x - self.mean) / self.scale) + self.intercept
+    def probabilities(
+        self, model_probs: np.ndarray, features: Sequence[float], contrast: Sequence[float]
+    ) -> np.ndarray:
+        z = self.coef @ ((inputs(model_probs, features, contrast) - self.mean) / self.scale)
+        z = z + self.intercept
         e = np.exp(z - z.max())
         out: np.ndarray = e / e.sum()
         return out
+
+
+def inputs(
+    model_probs: np.ndarray, features: Sequence[float], contrast: Sequence[float]
+) -> np.ndarray:
+    """The layer's input vector, in ``INPUTS`` order (training builds it here too)."""
+    logs = np.log(np.maximum(np.asarray(model_probs, dtype=np.float64), PROBABILITY_FLOOR))
+    x = np.concatenate([logs, np.asarray(features, dtype=np.float64), np.asarray(contrast)])
+    if x.shape != (len(INPUTS),):
+        raise ValueError(f"the stack reads {len(INPUTS)} values, not {x.shape}")
+    return x
 
 
 def _array(value: Any, shape: tuple[int, ...], key: str) -> np.ndarray:
