@@ -12,12 +12,15 @@ AppError
 │   └── RenderBusy          every page renderer is busy and the queue is full (503)
 ├── PageUnrenderable        a page ran past its render limits, now or within the last hour
 ├── VersionConflict         the source changed between reading it and committing to it
+│                           (raised by ``refuse_write`` from ``domain.source_writes``)
 ├── ParseError              a parser refused a file (raised by parser adapters)
 ├── InvalidGeneratorOutput  a generator adapter got a reply that is no candidate
 └── IngestError             one file could not be ingested; nothing of it was written
 """
 
 from __future__ import annotations
+
+from citadel.domain.source_writes import Refusal, WriteRefused
 
 
 class AppError(Exception):
@@ -96,6 +99,20 @@ class PageUnrenderable(AppError):
 class VersionConflict(AppError):
     """A commit's precondition failed: another writer changed the source (or added the
     same content) after it was read. Nothing was written; read again and decide again."""
+
+
+def refuse_write(refused: WriteRefused | None) -> None:
+    """Raise what the registry port says for a refused write to a source: ``KeyError``
+    (the source id) when there is no live source to update, ``VersionConflict`` with
+    the refusal's message otherwise; nothing when the write may go ahead.
+
+    The rule is ``domain.source_writes``; every store calls this on its answer, inside
+    the write's transaction, so none of them words a refusal itself."""
+    if refused is None:
+        return
+    if refused.reason is Refusal.GONE:
+        raise KeyError(refused.source_id)
+    raise VersionConflict(refused.message)
 
 
 class IngestError(AppError):

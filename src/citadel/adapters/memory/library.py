@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from citadel.app.errors import VersionConflict
+from citadel.app.errors import refuse_write
 from citadel.app.ports import (
     ChunkVectors,
     DenseHit,
@@ -28,6 +28,7 @@ from citadel.app.ports import (
 from citadel.domain.document import Chunk
 from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope, Source, SourceVersion
+from citadel.domain.source_writes import StoredSource, commit_refusal, update_refusal
 from citadel.domain.text import stem, words
 
 Key = tuple[str, str]
@@ -106,19 +107,17 @@ class InMemoryLibrary:
         key = _key(source)
         with self._lock:
             stored = self._sources.get(key)
-            if stored is not None and stored.deleted:
-                raise VersionConflict(f"source {source.source_id} is not writable")
-            if stored is not None and stored.revision != source.revision:
-                raise VersionConflict(f"source {source.source_id} changed since it was read")
-            if version.version != (stored.current_version if stored else 0) + 1:
-                raise VersionConflict(f"source {source.source_id} has a newer version")
-            if unique_in is not None and any(
-                other.source_id != source.source_id and unique_in.allows(other)
+            holders = (
+                other
                 for other in self._sources.values()
                 if other.tenant == source.tenant
                 and self._matches(other, version.content_sha256, "")
-            ):
-                raise VersionConflict("another source holds this content now")
+            )
+            refuse_write(
+                commit_refusal(
+                    source, version, _stored(stored), unique_in=unique_in, holders=holders
+                )
+            )
             if vectors is not None:
                 for embed_key, chunk, row in zip(vectors.keys, chunks, vectors.matrix, strict=True):
                     self._embeddings.setdefault(
@@ -145,10 +144,8 @@ class InMemoryLibrary:
     def update(self, source: Source) -> None:
         with self._lock:
             current = self._sources.get(_key(source))
-            if current is None or current.deleted:
-                raise KeyError(source.source_id)
-            if current.revision != source.revision:
-                raise VersionConflict(f"source {source.source_id} changed since it was read")
+            refuse_write(update_refusal(source, _stored(current)))
+            assert current is not None, "update_refusal refuses a missing source"
             self._remember_locations(current, source)
             self._sources[_key(source)] = replace(
                 source,
@@ -357,6 +354,13 @@ class InMemoryLibrary:
             if version.version == source.current_version:
                 return version
         return None
+
+
+def _stored(source: Source | None) -> StoredSource | None:
+    """A stored record as the write rules read it."""
+    if source is None:
+        return None
+    return StoredSource(source.current_version, source.deleted, source.revision)
 
 
 def _admits(filters: SearchFilters, source: Source, chunk: Chunk) -> bool:

@@ -2,9 +2,10 @@
 
 The same rules as SQLite's registry (``adapters/sqlite/registry.py``): a version is
 written whole in one transaction (source row, version row, vectors, chunks and
-their lexical rows) after its preconditions are checked inside it. A library
-transaction takes the generation row's lock first (``database.py``), so the
-checks and the writes are one step for every writer on every server.
+their lexical rows) after its preconditions (``domain.source_writes``) are checked
+inside it. A library transaction takes the generation row's lock first
+(``database.py``), so the checks and the writes are one step for every writer on
+every server.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from citadel.adapters.postgres.chunks import insert_chunks, retitle
 from citadel.adapters.postgres.database import Connection, Cursor, Database
 from citadel.adapters.postgres.embeddings import insert_vectors
 from citadel.adapters.storage.rows import SOURCE_COLUMNS, source_from_row
-from citadel.app.errors import VersionConflict
+from citadel.app.errors import refuse_write
 from citadel.app.ports import ChunkVectors, SourceLocation
 from citadel.domain.document import Chunk
 from citadel.domain.source import AccessScope, Source, SourceVersion
+from citadel.domain.source_writes import StoredSource, commit_refusal, update_refusal
 
 
 class PostgresRegistry:
@@ -111,11 +113,7 @@ class PostgresRegistry:
         # Pipelined: the reads the checks need go in one round trip with BEGIN and the
         # generation's bump, the writes in another with the COMMIT.
         with self._db.transaction(pipeline=True) as conn:
-            stored = conn.execute(
-                "SELECT tenant, current_version, deleted, revision FROM sources"
-                " WHERE tenant = %s AND source_id = %s",
-                (source.tenant, source.source_id),
-            )
+            stored = _read_stored(conn, source)
             others = (
                 _matching(conn, source.tenant, version.content_sha256, "")
                 if unique_in is not None
@@ -124,15 +122,17 @@ class PostgresRegistry:
             allocated = conn.execute(
                 "SELECT nextval('chunk_rowids') FROM generate_series(1, %s)", (len(chunks),)
             )
-            _check_commit(
-                source,
-                version,
-                unique_in,
-                stored.fetchone(),
-                [] if others is None else others.fetchall(),
+            refuse_write(
+                commit_refusal(
+                    source,
+                    version,
+                    _stored(stored.fetchone()),
+                    unique_in=unique_in,
+                    holders=map(source_from_row, [] if others is None else others.fetchall()),
+                )
             )
             rowids = sorted(int(row[0]) for row in allocated.fetchall())
-            _record_former_locations(conn, source, "")
+            _record_former_locations(conn, source)
             conn.execute(
                 "INSERT INTO sources(source_id, tenant, title, authors, year, tags, acl_groups,"
                 " canonical_url, origin, current_version, deleted)"
@@ -175,24 +175,15 @@ class PostgresRegistry:
 
     def update(self, source: Source) -> None:
         with self._db.transaction() as conn:
-            # Before the change, on the update's own condition (a refused one writes nothing).
-            _record_former_locations(
-                conn, source, " AND NOT deleted AND revision = %s", (source.revision,)
-            )
-            changed = conn.execute(
+            # After the generation's lock: the check and the writes after it are one step.
+            refuse_write(update_refusal(source, _stored(_read_stored(conn, source).fetchone())))
+            _record_former_locations(conn, source)
+            conn.execute(
                 "UPDATE sources SET title = %s, authors = %s, year = %s, tags = %s,"
                 " acl_groups = %s, canonical_url = %s, origin = %s, revision = revision + 1"
-                " WHERE tenant = %s AND source_id = %s AND NOT deleted AND revision = %s",
-                (*_metadata(source), source.tenant, source.source_id, source.revision),
-            ).rowcount
-            if not changed:
-                live = conn.execute(
-                    "SELECT 1 FROM sources WHERE tenant = %s AND source_id = %s AND NOT deleted",
-                    (source.tenant, source.source_id),
-                ).fetchone()
-                if live is None:
-                    raise KeyError(source.source_id)
-                raise VersionConflict(f"source {source.source_id} changed since it was read")
+                " WHERE tenant = %s AND source_id = %s",
+                (*_metadata(source), source.tenant, source.source_id),
+            )
             # The title and the access tokens (ACL, authors, tags) follow the source.
             retitle(conn, source)
 
@@ -293,27 +284,18 @@ def _matching(conn: Connection, tenant: str, content_sha256: str, origin: str) -
     return None
 
 
-def _check_commit(
-    source: Source,
-    version: SourceVersion,
-    unique_in: AccessScope | None,
-    stored: tuple[Any, ...] | None,
-    others: Sequence[tuple[Any, ...]],
-) -> None:
-    """The preconditions of ``commit_version`` (see the port), on what its transaction
-    read: the stored source row and the live sources holding the version's content."""
-    if stored is not None and stored[2]:
-        raise VersionConflict(f"source {source.source_id} is not writable")
-    if stored is not None and stored[3] != source.revision:
-        # Its ACL, place or metadata changed after the ingest read it: decide again.
-        raise VersionConflict(f"source {source.source_id} changed since it was read")
-    if version.version != (stored[1] if stored else 0) + 1:
-        raise VersionConflict(f"source {source.source_id} has a newer version")
-    if unique_in is not None and any(
-        other.source_id != source.source_id and unique_in.allows(other)
-        for other in map(source_from_row, others)
-    ):
-        raise VersionConflict("another source holds this content now")
+def _read_stored(conn: Connection, source: Source) -> Cursor:
+    """The stored row of ``source``'s tenant and id, as a cursor to fetch from (a
+    pipelined caller fetches later); ``_stored`` makes it what the write rules read."""
+    return conn.execute(
+        "SELECT current_version, deleted, revision FROM sources"
+        " WHERE tenant = %s AND source_id = %s",
+        (source.tenant, source.source_id),
+    )
+
+
+def _stored(row: tuple[Any, ...] | None) -> StoredSource | None:
+    return StoredSource(int(row[0]), bool(row[1]), int(row[2])) if row else None
 
 
 def _metadata(source: Source) -> tuple[object, ...]:
@@ -329,9 +311,7 @@ def _metadata(source: Source) -> tuple[object, ...]:
     )
 
 
-def _record_former_locations(
-    conn: Connection, source: Source, condition: str, args: tuple[object, ...] = ()
-) -> None:
+def _record_former_locations(conn: Connection, source: Source) -> None:
     """Keep the stored source's canonical URL and origin that ``source`` replaces."""
     for kind, column, new in (
         ("url", "canonical_url", source.canonical_url),
@@ -341,6 +321,6 @@ def _record_former_locations(
             "INSERT INTO source_locations(tenant, source_id, kind, location)"
             f" SELECT tenant, source_id, '{kind}', {column} FROM sources"
             f" WHERE tenant = %s AND source_id = %s AND {column} IS NOT NULL AND {column} != ''"
-            f" AND {column} IS DISTINCT FROM %s{condition} ON CONFLICT DO NOTHING",
-            (source.tenant, source.source_id, new, *args),
+            f" AND {column} IS DISTINCT FROM %s ON CONFLICT DO NOTHING",
+            (source.tenant, source.source_id, new),
         )

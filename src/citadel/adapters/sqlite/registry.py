@@ -2,7 +2,8 @@
 
 ``commit_version`` writes a version whole in one transaction: the source row,
 the version row, its vectors (``embeddings.py``) and its chunks with their FTS5
-entries (``chunks.py``), after checking its preconditions under the write lock.
+entries (``chunks.py``), after checking its preconditions (``domain.source_writes``)
+under the write lock.
 A source id names a source within its tenant: every row is keyed by both.
 """
 
@@ -24,10 +25,11 @@ from citadel.adapters.storage.rows import (
     chunk_from_row,
     source_from_row,
 )
-from citadel.app.errors import VersionConflict
+from citadel.app.errors import refuse_write
 from citadel.app.ports import ChunkVectors, SourceLocation
 from citadel.domain.document import Chunk
 from citadel.domain.source import AccessScope, Source, SourceVersion
+from citadel.domain.source_writes import StoredSource, commit_refusal, update_refusal
 
 
 class SqliteRegistry:
@@ -113,7 +115,7 @@ class SqliteRegistry:
             # BEGIN IMMEDIATE holds the write lock of every process: the checks
             # below and the writes after them are one step for all writers.
             _check_commit(conn, source, version, unique_in)
-            _record_former_locations(conn, source, "")
+            _record_former_locations(conn, source)
             conn.execute(
                 "INSERT INTO sources(source_id, tenant, title, authors, year, tags, acl_groups,"
                 " canonical_url, origin, current_version, deleted)"
@@ -155,24 +157,15 @@ class SqliteRegistry:
 
     def update(self, source: Source) -> None:
         with self._db.transaction() as conn:
-            # Before the change, on the update's own condition (a refused one writes nothing).
-            _record_former_locations(
-                conn, source, " AND deleted = 0 AND revision = ?", (source.revision,)
-            )
-            changed = conn.execute(
+            # Under the write lock: the check and the writes after it are one step.
+            refuse_write(update_refusal(source, _stored(conn, source)))
+            _record_former_locations(conn, source)
+            conn.execute(
                 "UPDATE sources SET title = ?, authors = ?, year = ?, tags = ?, acl_groups = ?,"
                 " canonical_url = ?, origin = ?, revision = revision + 1"
-                " WHERE tenant = ? AND source_id = ? AND deleted = 0 AND revision = ?",
-                (*_metadata(source), source.tenant, source.source_id, source.revision),
-            ).rowcount
-            if not changed:
-                live = conn.execute(
-                    "SELECT 1 FROM sources WHERE tenant = ? AND source_id = ? AND deleted = 0",
-                    (source.tenant, source.source_id),
-                ).fetchone()
-                if live is None:
-                    raise KeyError(source.source_id)
-                raise VersionConflict(f"source {source.source_id} changed since it was read")
+                " WHERE tenant = ? AND source_id = ?",
+                (*_metadata(source), source.tenant, source.source_id),
+            )
             # The title and the access tokens (ACL, authors, tags) follow the source.
             fts = ensure_fts(conn, source.tenant)
             current = conn.execute(
@@ -275,26 +268,25 @@ def _check_commit(
     version: SourceVersion,
     unique_in: AccessScope | None,
 ) -> None:
-    """The preconditions of ``commit_version`` (see the port), inside its transaction."""
-    stored = conn.execute(
-        "SELECT tenant, current_version, deleted, revision FROM sources"
-        " WHERE tenant = ? AND source_id = ?",
+    """The preconditions of ``commit_version`` (``domain.source_writes``), on what its
+    transaction reads: the stored source row and, with ``unique_in``, the live sources
+    holding the version's content."""
+    stored = _stored(conn, source)
+    holders = (
+        map(source_from_row, _matching(conn, source.tenant, version.content_sha256, ""))
+        if unique_in is not None
+        else ()
+    )
+    refuse_write(commit_refusal(source, version, stored, unique_in=unique_in, holders=holders))
+
+
+def _stored(conn: sqlite3.Connection, source: Source) -> StoredSource | None:
+    """The stored row of ``source``'s tenant and id, as the write rules read it."""
+    row = conn.execute(
+        "SELECT current_version, deleted, revision FROM sources WHERE tenant = ? AND source_id = ?",
         (source.tenant, source.source_id),
     ).fetchone()
-    if stored is not None and stored[2]:
-        raise VersionConflict(f"source {source.source_id} is not writable")
-    if stored is not None and stored[3] != source.revision:
-        # Its ACL, place or metadata changed after the ingest read it: decide again.
-        raise VersionConflict(f"source {source.source_id} changed since it was read")
-    if version.version != (stored[1] if stored else 0) + 1:
-        raise VersionConflict(f"source {source.source_id} has a newer version")
-    if unique_in is not None and any(
-        other.source_id != source.source_id and unique_in.allows(other)
-        for other in map(
-            source_from_row, _matching(conn, source.tenant, version.content_sha256, "")
-        )
-    ):
-        raise VersionConflict("another source holds this content now")
+    return StoredSource(int(row[0]), bool(row[1]), int(row[2])) if row else None
 
 
 def _metadata(source: Source) -> tuple[object, ...]:
@@ -310,9 +302,7 @@ def _metadata(source: Source) -> tuple[object, ...]:
     )
 
 
-def _record_former_locations(
-    conn: sqlite3.Connection, source: Source, condition: str, args: tuple[object, ...] = ()
-) -> None:
+def _record_former_locations(conn: sqlite3.Connection, source: Source) -> None:
     """Keep the stored source's canonical URL and origin that ``source`` replaces."""
     for kind, column, new in (
         ("url", "canonical_url", source.canonical_url),
@@ -322,6 +312,6 @@ def _record_former_locations(
             "INSERT OR IGNORE INTO source_locations(tenant, source_id, kind, location)"
             f" SELECT tenant, source_id, '{kind}', {column} FROM sources"
             f" WHERE tenant = ? AND source_id = ? AND {column} IS NOT NULL AND {column} != ''"
-            f" AND {column} IS NOT ?{condition}",
-            (source.tenant, source.source_id, new, *args),
+            f" AND {column} IS NOT ?",
+            (source.tenant, source.source_id, new),
         )

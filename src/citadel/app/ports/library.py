@@ -74,14 +74,10 @@ class SourceRegistry(Protocol):
         """Make ``version`` of ``source`` current with its chunks and vectors, all or nothing.
 
         The commit checks, in the same transaction as its writes, what its caller
-        decided from an earlier read, and raises ``VersionConflict`` (writing
-        nothing) when another writer got there first: ``version`` must follow the
-        stored current version of ``source.tenant``'s source of that id (1 for a
-        source not stored there yet), and a stored source must be live and at
-        ``source.revision`` (unchanged since the caller read it: no ACL, move or
-        metadata change lost). With ``unique_in``, no
-        other live source that scope allows may already hold this content as its
-        current version.
+        decided from an earlier read: it reads ``source.tenant``'s stored source of
+        that id (and, with ``unique_in``, the live sources holding this content) and
+        applies ``domain.source_writes.commit_refusal`` to them; a refusal raises
+        ``VersionConflict`` through ``app.errors.refuse_write``, writing nothing.
         """
         ...
 
@@ -89,9 +85,10 @@ class SourceRegistry(Protocol):
         """Replace the metadata (origin, title, ACL) of the live source of ``source.tenant``
         and ``source.source_id``; versions are untouched.
 
-        A compare-and-swap on ``source.revision``: ``VersionConflict`` (nothing written)
-        when the stored source changed since it was read; ``KeyError`` when it is gone
-        or deleted."""
+        A compare-and-swap on ``source.revision``, in the update's transaction:
+        ``domain.source_writes.update_refusal`` on the stored source, raised through
+        ``app.errors.refuse_write`` (``KeyError`` when it is gone or deleted,
+        ``VersionConflict`` when another writer changed it first; nothing written)."""
         ...
 
     def delete(self, tenant: str, source_id: str) -> None:
