@@ -137,7 +137,24 @@ def thresholds_report(oof: Path, cut: int | None = None) -> int:
     return 0
 
 
-def stack_report(oofs: list[Path], data: Path, cut: int | None, out: Path | None) -> int:
+STACK_INPUTS = (
+    "log_entails",
+    "log_contradicts",
+    "log_neither",
+    "numbers_missing",
+    "negation_mismatch",
+    "direction_conflict",
+    "identifiers_missing",
+    "antonym_conflict",
+)
+"""The layer's default inputs: the model's view, and only the signs that the segment
+and the passage disagree (coverage and sizes cost SciFact more than they give
+technical pairs: docs/support.md)."""
+
+
+def stack_report(
+    oofs: list[Path], data: Path, cut: int | None, out: Path | None, names: tuple[str, ...]
+) -> int:
     """The logistic layer over held-out probabilities and the lexical features
     (``adapters/support/stack.py``), measured book by book and then fitted on all.
 
@@ -164,7 +181,7 @@ def stack_report(oofs: list[Path], data: Path, cut: int | None, out: Path | None
             )
             for p, (s, passage) in zip(probs, pairs, strict=True)
         ]
-    )
+    )[:, [INPUTS.index(name) for name in names]]
 
     def fitted(idx: np.ndarray) -> tuple[LogisticRegression, np.ndarray, np.ndarray]:
         mean, scale = x[idx].mean(0), x[idx].std(0)
@@ -187,7 +204,7 @@ def stack_report(oofs: list[Path], data: Path, cut: int | None, out: Path | None
     layer, mean, scale = fitted(np.arange(len(rows)))
     document = {
         "stack": {
-            "inputs": list(INPUTS),
+            "inputs": list(names),
             "mean": [round(float(v), 6) for v in mean],
             "scale": [round(float(v), 6) for v in scale],
             "coef": [[round(float(v), 6) for v in c] for c in layer.coef_],
@@ -237,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         "stack: read them (repeat for several cv runs)",
     )
     parser.add_argument("--out", type=Path, help="stack: write the layer and thresholds here")
+    parser.add_argument("--inputs", help="stack: what the layer reads (a,b; default STACK_INPUTS)")
     args = parser.parse_args(argv)
     if args.mode == "thresholds":
         if args.oof is None or len(args.oof) != 1:
@@ -245,7 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode == "stack":
         if args.oof is None:
             parser.error("stack needs --oof FILE (written by cv), once per cv run")
-        return stack_report(args.oof, args.data, args.cut, args.out)
+        names = tuple(args.inputs.split(",")) if args.inputs else STACK_INPUTS
+        return stack_report(args.oof, args.data, args.cut, args.out, names)
     if args.oof is not None and len(args.oof) != 1:
         parser.error("cv writes one --oof FILE")
     oof_path = args.oof[0] if args.oof else None

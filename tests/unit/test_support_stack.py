@@ -74,6 +74,25 @@ def test_a_feature_weight_moves_the_probabilities_and_they_still_sum_to_one() ->
     assert moved.sum() == pytest.approx(1.0)
 
 
+def test_a_layer_may_read_some_inputs_in_their_order() -> None:
+    names = ["log_entails", "log_contradicts", "log_neither", "antonym_conflict"]
+    coef = [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 4.0], [0.0, 0.0, 1.0, 0.0]]
+    stack = Stack.from_document(
+        {
+            "inputs": names,
+            "mean": [0.0] * 4,
+            "scale": [1.0] * 4,
+            "coef": coef,
+            "intercept": [0.0] * 3,
+        }
+    )
+    model = np.asarray([0.6, 0.2, 0.2])
+    features = [9.0] * len(FEATURE_NAMES)  # read by no weight: they change nothing
+    assert np.allclose(stack.probabilities(model, features, [5.0, 0.0]), model)
+    moved = stack.probabilities(model, features, [0.0, 1.0])
+    assert moved.argmax() == 1
+
+
 def test_a_zero_probability_is_read_at_the_floor_not_as_minus_infinity() -> None:
     stack = Stack.from_document(identity())
     out = stack.probabilities(np.asarray([1.0, 0.0, 0.0]), NO_FEATURES, NO_CONTRAST)
@@ -84,7 +103,9 @@ def test_a_zero_probability_is_read_at_the_floor_not_as_minus_infinity() -> None
     ("changes", "message"),
     [
         ({"inputs": list(reversed(INPUTS))}, "stack.inputs"),
-        ({"inputs": list(INPUTS[:-1])}, "stack.inputs"),
+        ({"inputs": list(INPUTS[1:])}, "stack.inputs"),  # a log-probability left out
+        ({"inputs": [*INPUTS, "invented"]}, "stack.inputs"),
+        ({"inputs": [*INPUTS, INPUTS[-1]]}, "stack.inputs"),  # twice
         ({"mean": [0.0] * (WIDTH - 1)}, "stack.mean"),
         ({"scale": [0.0] * WIDTH}, "positive"),
         ({"coef": [[0.0] * WIDTH] * 2}, "stack.coef"),

@@ -35,7 +35,8 @@ INPUTS: tuple[str, ...] = (
     *FEATURE_NAMES,
     *CONTRAST_NAMES,
 )
-"""What the layer reads, in order: a stored layer naming anything else is refused."""
+"""What a layer can read, in this order: a stored layer names some of them (the three
+log-probabilities always), in this order; one naming anything else is refused."""
 CLASSES = 3
 
 
@@ -44,32 +45,44 @@ class Stack:
     """``probabilities(model_probs, features)``: the stacked (entails, contradicts,
     neither) probabilities of one pair."""
 
+    take: np.ndarray
+    """The positions in ``INPUTS`` of what this layer reads."""
     mean: np.ndarray
     scale: np.ndarray
     coef: np.ndarray
-    """Shape (3, len(INPUTS)): one row per class, in the model's class order."""
+    """Shape (3, inputs): one row per class, in the model's class order."""
     intercept: np.ndarray
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> Stack:
         """The layer ``entailment.json`` stores; ``ValueError`` if it is not one this
         code can apply (other inputs, wrong shapes, a value not finite)."""
-        inputs = tuple(document["inputs"])
-        if inputs != INPUTS:
-            raise ValueError(f"stack.inputs must be {list(INPUTS)}, not {list(inputs)}")
-        width = len(INPUTS)
+        names = tuple(document["inputs"])
+        if (
+            names[:3] != INPUTS[:3]
+            or not set(names) <= set(INPUTS)
+            or sorted(names, key=INPUTS.index) != list(names)
+            or len(set(names)) != len(names)
+        ):
+            raise ValueError(
+                f"stack.inputs must be the three log-probabilities, then any of {list(INPUTS[3:])}"
+                f" once each, in that order; not {list(names)}"
+            )
+        take = np.asarray([INPUTS.index(name) for name in names])
+        width = len(names)
         mean = _array(document["mean"], (width,), "stack.mean")
         scale = _array(document["scale"], (width,), "stack.scale")
         if not bool((scale > 0).all()):
             raise ValueError("stack.scale must be positive")
         coef = _array(document["coef"], (CLASSES, width), "stack.coef")
         intercept = _array(document["intercept"], (CLASSES,), "stack.intercept")
-        return cls(mean, scale, coef, intercept)
+        return cls(take, mean, scale, coef, intercept)
 
     def probabilities(
         self, model_probs: np.ndarray, features: Sequence[float], contrast: Sequence[float]
     ) -> np.ndarray:
-        z = self.coef @ ((inputs(model_probs, features, contrast) - self.mean) / self.scale)
+        x = inputs(model_probs, features, contrast)[self.take]
+        z = self.coef @ ((x - self.mean) / self.scale)
         z = z + self.intercept
         e = np.exp(z - z.max())
         out: np.ndarray = e / e.sum()
