@@ -98,6 +98,12 @@ def main() -> None:
     )
     parser.add_argument("--chunks", type=Path, help="needed for citations without a passage")
     parser.add_argument("--checker", choices=["entailment", "features"], default="entailment")
+    parser.add_argument(
+        "--metadata",
+        type=Path,
+        help="entailment: this entailment.json instead of the packaged one (a candidate "
+        "layer or thresholds, tried before they are installed)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rows = [
@@ -107,7 +113,9 @@ def main() -> None:
         if line
     ]
     checker: SupportChecker = (
-        EntailmentSupportChecker() if args.checker == "entailment" else default_checker()
+        EntailmentSupportChecker(metadata_path=args.metadata)
+        if args.checker == "entailment"
+        else default_checker()
     )
     labels = label_segments(checker, rows, load_passages(args.chunks) if args.chunks else [])
     result = {"checker": checker.name, **report(rows, labels)}

@@ -13,7 +13,14 @@ from citadel.adapters.support import lexical_checker
 from citadel.domain.answer import DegradedReason, GenerationRequest
 from citadel.domain.limits import Limits
 from citadel.domain.quotation import find_quotation, verbatim_span
-from citadel.domain.statement import content_words, is_code_line, is_statement, states_something
+from citadel.domain.statement import (
+    asserts_nothing,
+    content_words,
+    is_code_line,
+    is_statement,
+    is_title,
+    states_something,
+)
 from citadel.domain.support import SupportLabel, SupportPolicy
 from citadel.domain.validation import Accepted, Rejection, RejectionReason, validate_candidate
 from tests.unit.test_answer_support import ask, build
@@ -209,3 +216,31 @@ def test_the_rule_takes_linear_time_on_hostile_text(piece: str) -> None:
     states_something(text)
     is_statement(text)
     assert time.perf_counter() - started < 0.5
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("Using the Python Interpreter", True),
+        ("2.1. Invoking the Interpreter", True),
+        ("## Branches", True),
+        ("Installing Git on Linux:", True),
+        ("Using the Python Interpreter.", False),  # a sentence's end
+        ("using the python interpreter", False),  # lower case: left to the other rules
+        ("Recall and correction of the previous seven commands", False),  # seven words
+        ("X <- read.table(file)", False),  # a code line
+        ("Which object names blobs?", False),  # a question, not a title
+    ],
+)
+def test_a_title_is_short_unpunctuated_capitalised_or_numbered_and_no_code(
+    text: str, title: bool
+) -> None:
+    assert is_title(text) is title
+    if title:
+        assert not is_statement(text)
+
+
+def test_a_question_and_a_title_assert_nothing_a_sentence_does() -> None:
+    assert asserts_nothing("Which object names blobs?")
+    assert asserts_nothing("Blob Objects")
+    assert not asserts_nothing("Trees name blobs.")

@@ -12,7 +12,10 @@ labels were later changed on purpose, to ``unsupported``, by the short-segment r
 (``checker.SHORT_SEGMENT_TERMS``); their scores are the recorded ones. Three
 quotations that state nothing (``stroke``, ``A B``, ``x\x1cy trial``) were later
 scored rather than labelled ``verbatim``, by the statement rule of issue 28
-(``domain/statement.py``); their labels and scores are the checker's since. The static
+(``domain/statement.py``); their labels and scores are the checker's since. Two
+unpunctuated short sentences (``Side effects weren't rare - "mild" ones``,
+``İstanbul trial enrolled 4000 patients``) were later labelled ``unsupported`` by the
+title rule (``statement.is_title``: a title asserts nothing), scores unchanged. The static
 checker's scores and features were re-recorded when its word-piece arithmetic moved
 from float32 to float64 (every value moved by at most 9e-7, no label or span): float32
 sums in a CPU-dependent order, which a 1e-9 tolerance would not survive on a CPU

@@ -66,3 +66,17 @@ def test_a_question_echoed_back_is_unsupported_whatever_it_shares(make) -> None:
     assert asked.label is SupportLabel.UNSUPPORTED and said.label is SupportLabel.UNSUPPORTED
     (statement,) = make().check([("Git names a blob by the SHA-1 of its content.", PASSAGE)])
     assert statement.label is not SupportLabel.UNSUPPORTED, statement
+
+
+@pytest.mark.parametrize("make", [default_checker, lexical_checker, EntailmentSupportChecker])
+def test_a_title_is_unsupported_whatever_it_shares(make) -> None:  # type: ignore[no-untyped-def]
+    # SmolLM2 answered with the heading "Using the Python Interpreter", and the
+    # entailment model called it supported (0.65): a heading names a subject, says nothing.
+    titled, numbered = make().check(
+        [("Blob Objects and Trees", PASSAGE), ("2.1. The Blob Object", PASSAGE)]
+    )
+    assert titled.label is SupportLabel.UNSUPPORTED, titled
+    assert numbered.label is SupportLabel.UNSUPPORTED, numbered
+    # the same words as a sentence are judged as a sentence
+    (sentence,) = make().check([("Trees name blobs and other trees.", PASSAGE)])
+    assert sentence.label is not SupportLabel.UNSUPPORTED, sentence

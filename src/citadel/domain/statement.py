@@ -125,17 +125,32 @@ def is_question(text: str) -> bool:
     return bool(_QUESTION_END.search(text)) and not has_code_line(text)
 
 
+def is_title(text: str) -> bool:
+    """A title or heading (``TITLE_MAX_WORDS``), and no code line: it names a subject and
+    says nothing of it ("Using the Python Interpreter", "2.1. Invoking the Interpreter")."""
+    if _SENTENCE_END.search(text) or _QUESTION_END.search(text):
+        return False
+    marked = _HEADING_MARKER.match(text)
+    title = text[marked.end() :] if marked else text.lstrip()
+    if not (marked or title[:1].isupper()) or len(_WORD.findall(title)) > TITLE_MAX_WORDS:
+        return False
+    return not has_code_line(text)
+
+
+def asserts_nothing(text: str) -> bool:
+    """A question or a title: nothing a passage could support or contradict, whatever
+    words they share (a small model echoes the reader's question, or a heading)."""
+    return is_question(text) or is_title(text)
+
+
 def is_statement(text: str) -> bool:
     """What a quotation must be to be ``verbatim``: a sentence (``STATEMENT_MIN_CONTENT_WORDS``
     content words, or ``SHORT_STATEMENT_CONTENT_WORDS`` among ``SHORT_STATEMENT_MIN_WORDS``
     words; unpunctuated, more than ``TITLE_MAX_WORDS`` words) or a code line."""
     if _QUESTION_END.search(text):
         return has_code_line(text)  # a question asks; it states nothing
-    if not _SENTENCE_END.search(text):
-        marked = _HEADING_MARKER.match(text)
-        title = text[marked.end() :] if marked else text.lstrip()
-        if (marked or title[:1].isupper()) and len(_WORD.findall(title)) <= TITLE_MAX_WORDS:
-            return has_code_line(text)
+    if is_title(text):
+        return False
     content = len(content_words(text))
     if content >= STATEMENT_MIN_CONTENT_WORDS:
         return True

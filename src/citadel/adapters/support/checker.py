@@ -37,7 +37,7 @@ from citadel.adapters.support.static_tokens import ALIGNMENT_NAMES, StaticTokens
 from citadel.app.ports import Embedder
 from citadel.app.ports.support import JudgeBudget
 from citadel.domain.quotation import verbatim_span
-from citadel.domain.statement import is_question
+from citadel.domain.statement import asserts_nothing
 from citadel.domain.support import Support, SupportLabel
 from citadel.domain.support_features import FEATURE_NAMES, features_and_sentences
 
@@ -155,7 +155,7 @@ class FeatureSupportChecker:
             )
             results = [r if r is not None else next(made) for r in results]
         return [
-            asked(segment, r)
+            unasserted(segment, r)
             for (segment, _), r in zip(pairs, results, strict=True)
             if r is not None
         ]
@@ -184,10 +184,11 @@ class FeatureSupportChecker:
         )
 
 
-def asked(segment: str, support: Support) -> Support:
-    """A question is ``unsupported`` whatever its score: it asserts nothing for a passage
-    to support or contradict (``statement.is_question``). Shared by every checker."""
-    if support.label is SupportLabel.VERBATIM or not is_question(segment):
+def unasserted(segment: str, support: Support) -> Support:
+    """A question or a title is ``unsupported`` whatever its score: it asserts nothing
+    for a passage to support or contradict (``statement.asserts_nothing``). Shared by
+    every checker."""
+    if support.label is SupportLabel.VERBATIM or not asserts_nothing(segment):
         return support
     return Support(support.score, SupportLabel.UNSUPPORTED)
 

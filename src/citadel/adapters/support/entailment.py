@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from citadel.adapters.pair_encoder import PairEncoder, PinnedGraph
-from citadel.adapters.support.checker import NON_VERBATIM_CEILING, asked, graded
+from citadel.adapters.support.checker import NON_VERBATIM_CEILING, graded, unasserted
 from citadel.adapters.support.stack import Stack
 from citadel.app.errors import AppError
 from citadel.app.ports.support import JudgeBudget
@@ -192,7 +192,7 @@ class EntailmentSupportChecker:
                 results.append(Support(1.0, SupportLabel.VERBATIM, span))
         made = iter(self._judge(scored))
         return [
-            asked(segment, r if r is not None else next(made))
+            unasserted(segment, r if r is not None else next(made))
             for (segment, _), r in zip(pairs, results, strict=True)
         ]
 
