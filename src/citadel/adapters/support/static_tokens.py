@@ -17,8 +17,6 @@ from typing import cast
 
 import numpy as np
 import numpy.typing as npt
-import onnx
-from onnx import numpy_helper
 from tokenizers import Tokenizer
 
 from citadel.adapters.embedding.minilm import (
@@ -73,6 +71,11 @@ class StaticTokens:
         return self._loaded
 
     def _load(self) -> tuple[Tokenizer, npt.NDArray[np.int8], npt.NDArray[np.float32]]:
+        # Here, not at the top: importing onnx costs about 1.2 s (its ml_dtypes
+        # extension), which every command would pay, ``citadel --version`` included.
+        import onnx
+        from onnx import numpy_helper
+
         model = onnx.load_from_string(
             read_pinned(None, MODEL_PACKAGE, ("model.onnx",), MODEL_SHA256)
         )
