@@ -58,7 +58,9 @@ class IncomingDocument(Protocol):
     @property
     def origin(self) -> str:
         """Where it is kept (a resolved path, ``beir:ID``): same content at a new
-        origin is a moved file; a changed one at the same origin, its next version."""
+        origin is a moved file; a changed one at the same origin, its next version.
+        ``""`` for an upload, which is kept nowhere (its spool file goes with the
+        request): it never moves a source, and a new version keeps the source's."""
         ...
 
     @property

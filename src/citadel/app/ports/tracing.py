@@ -60,7 +60,8 @@ class Tracer(Protocol):
 
         ``parent``: headers of an incoming call (``traceparent``); the span then
         continues that trace instead of the current one. An exception leaving the
-        block marks the span failed with its type name, and propagates.
+        block marks the span failed with its type name (unless the block already
+        called ``fail``, whose kind stands), ends it, and propagates.
         """
         ...
 
