@@ -29,7 +29,8 @@ check: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
-	# Layers, the domain's stdlib allow-list, no import circle, one wing per entrypoint
+	# Layers, the domain's stdlib allow-list, no import circle, one wing per entrypoint,
+	# the SQLite and PostgreSQL adapters apart
 	# (pyproject.toml; two contract types are in scripts/import_contracts.py).
 	$(BIN)/lint-imports
 

@@ -50,11 +50,11 @@ sys.path.insert(0, str(ROOT))  # for tests.postgres (the embedded server)
 from tests import postgres  # noqa: E402
 
 from citadel.adapters.postgres.database import Database  # noqa: E402
-from citadel.adapters.postgres.dense import DEFAULT_MIN_VECTORS  # noqa: E402
 from citadel.adapters.postgres.hnsw import index_name  # noqa: E402
 from citadel.adapters.postgres.library import PostgresLibrary  # noqa: E402
 from citadel.adapters.postgres.migrate import migrate  # noqa: E402
 from citadel.adapters.sqlite.library import SqliteLibrary  # noqa: E402
+from citadel.adapters.storage.search_defaults import DEFAULT_MIN_VECTORS  # noqa: E402
 from citadel.app.search import SearchService  # noqa: E402
 from citadel.domain.limits import Limits  # noqa: E402
 from citadel.domain.search import SearchFilters, SearchRequest  # noqa: E402

@@ -6,8 +6,7 @@ their place, so the README's table keeps its order.
 
 from __future__ import annotations
 
-from citadel.adapters.sqlite.hnsw import DEFAULT_MIN_VECTORS
-from citadel.adapters.sqlite.lexical import DEFAULT_WEIGHTS
+from citadel.adapters.storage.search_defaults import DEFAULT_MIN_VECTORS, DEFAULT_WEIGHTS
 from citadel.app.search import DEFAULT_CANDIDATES
 from citadel.domain.fusion import FusionPolicy
 from citadel.setting_kinds import Choice, Integer, Number, Setting, Weights

@@ -18,7 +18,7 @@ from typing import Any
 
 from citadel.adapters.pages.original_cache import DEFAULT_MAX_BYTES as ORIGINALS_CACHE_BYTES
 from citadel.adapters.parsers import DEFAULT_MAX_PAGES
-from citadel.adapters.sqlite.lexical import DEFAULT_MAX_TERM_SHARE
+from citadel.adapters.storage.search_defaults import DEFAULT_MAX_TERM_SHARE
 from citadel.app import answer_cache, circuit
 from citadel.app.ingest.service import DEFAULT_RETAIN_VERSIONS
 from citadel.domain.limits import Limits

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from citadel.adapters.sqlite.hnsw import DEFAULT_MIN_VECTORS
+from citadel.adapters.storage.search_defaults import DEFAULT_MIN_VECTORS
 from citadel.config import ConfigError, Settings
 from citadel.settings_table import setting
 

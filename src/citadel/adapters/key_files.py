@@ -4,8 +4,9 @@ Several processes may start on one ``CITADEL_HOME`` at the same moment (a batch 
 ingests, the servers of one deployment). A key is written whole to a private file
 of its own and then linked to its name, which fails if the name exists: a reader
 sees no key or the whole key, never a file still being written, and every process
-ends with the one key that won. The audit key (``adapters/sqlite/audit.py``) and the
-viewer's key are made this way.
+ends with the one key that won. The audit key (``AuditKeyFile``, which the SQLite and
+PostgreSQL audit logs and ``citadel db migrate`` share) and the viewer's key are made
+this way.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import contextlib
 import os
 import secrets
 from pathlib import Path
+
+from citadel.domain.audit_chain import KEY_BYTES, AuditKey
 
 
 def create_once(path: Path, secret: bytes) -> bool:
@@ -66,3 +69,35 @@ def sync_directory(directory: Path) -> None:
     with contextlib.suppress(OSError):
         os.fsync(fd)
     os.close(fd)
+
+
+class AuditKeyFile:
+    """The audit key's file: read as it is now, or created once (0600, whole or not at all)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def read(self) -> AuditKey:
+        where = str(self.path)
+        try:
+            secret = self.path.read_bytes()
+        except FileNotFoundError:
+            return AuditKey(where)
+        except OSError as exc:
+            return AuditKey(where, trouble=f"it cannot be read: {exc.strerror or exc}")
+        if len(secret) < KEY_BYTES:
+            return AuditKey(where, trouble=f"it holds fewer than {KEY_BYTES} bytes")
+        return AuditKey(where, secret)
+
+    def create(self) -> tuple[bytes, bool]:
+        """A new key, written to a private file and linked into place so no reader sees
+        it half-written; ``(key, False)`` when another writer's key got there first."""
+        created = create_once(self.path, secrets.token_bytes(KEY_BYTES))
+        key = self.read()
+        if key.secret is None:
+            raise ValueError(f"the audit key {key.where} cannot be used ({key.trouble})")
+        return key.secret, created
+
+    def discard(self) -> None:
+        """Remove a key this writer created for an append that did not commit."""
+        self.path.unlink(missing_ok=True)

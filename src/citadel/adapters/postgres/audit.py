@@ -27,8 +27,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from citadel.adapters.key_files import AuditKeyFile
 from citadel.adapters.postgres.database import Connection, Database
-from citadel.adapters.sqlite.audit import AuditKeyFile
 from citadel.app.ports import AuditSnapshot
 from citadel.domain.audit_chain import (
     AuditEntry,

@@ -22,14 +22,11 @@ from citadel.adapters.postgres.hnsw import PgvectorIndex
 from citadel.adapters.storage import dense_matrix
 from citadel.adapters.storage.dense_matrix import Matrix, MatrixRow, build_matrix
 from citadel.adapters.storage.rows import SOURCE_COLUMNS, source_from_row
+from citadel.adapters.storage.search_defaults import DEFAULT_EXACT_SHARE, DEFAULT_MIN_VECTORS
 from citadel.app.ports import DenseHit, Vectors
 from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope
 
-# Below this many vectors dense search stays exact (0 turns HNSW off): SQLite's default.
-DEFAULT_MIN_VECTORS = 50_000
-# Filters admitting under this share of the rows are searched exactly (as SQLite's).
-DEFAULT_EXACT_SHARE = 0.2
 # Keys asked of the graph per result wanted, times the inverse of the admitted share.
 _OVERFETCH = 2
 _MAX_KEYS = 2_000

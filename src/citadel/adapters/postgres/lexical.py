@@ -24,16 +24,13 @@ from citadel.adapters.postgres.database import Database
 from citadel.adapters.postgres.lexical_build import read_index, read_phrase
 from citadel.adapters.storage.lexical_memory import MemoryIndex, Postings
 from citadel.adapters.storage.lexical_rank import memory_mask, rank_terms
+from citadel.adapters.storage.search_defaults import DEFAULT_MAX_TERM_SHARE, DEFAULT_WEIGHTS
 from citadel.adapters.storage.tokens import QueryTokens
 from citadel.app.errors import ServiceUnavailable
 from citadel.app.ports import LexicalHit
 from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope
 
-# bm25() column weights (title, headings, body) and no term dropped: the SQLite
-# library's defaults (adapters/sqlite/lexical.py).
-DEFAULT_WEIGHTS = (2.0, 2.0, 1.0)
-DEFAULT_MAX_TERM_SHARE = 1.0
 _RETRIES = 3
 _EMPTY = Postings(np.zeros(0, np.int32), np.zeros(0))
 _log = logging.getLogger(__name__)

@@ -16,14 +16,15 @@ from collections.abc import Collection, Mapping, Sequence
 
 from citadel.adapters.postgres.chunks import PostgresChunks
 from citadel.adapters.postgres.database import DEFAULT_POOL_SIZE, Database
-from citadel.adapters.postgres.dense import DEFAULT_MIN_VECTORS, PostgresDense
+from citadel.adapters.postgres.dense import PostgresDense
 from citadel.adapters.postgres.embeddings import PostgresEmbeddings
-from citadel.adapters.postgres.lexical import (
-    DEFAULT_MAX_TERM_SHARE,
-    DEFAULT_WEIGHTS,
-    PostgresLexical,
-)
+from citadel.adapters.postgres.lexical import PostgresLexical
 from citadel.adapters.postgres.registry import PostgresRegistry
+from citadel.adapters.storage.search_defaults import (
+    DEFAULT_MAX_TERM_SHARE,
+    DEFAULT_MIN_VECTORS,
+    DEFAULT_WEIGHTS,
+)
 from citadel.app.ports import (
     ChunkVectors,
     DenseHit,

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import psycopg
 
+from citadel.adapters.key_files import AuditKeyFile
 from citadel.adapters.postgres.chunks import lexical_tokens
 from citadel.adapters.postgres.database import Connection, Database
 from citadel.adapters.postgres.migrate_originals import copy_originals
@@ -38,7 +39,6 @@ from citadel.adapters.postgres.migrate_source import (
     sqlite_head,
     sqlite_rows,
 )
-from citadel.adapters.sqlite.audit import AuditKeyFile
 from citadel.adapters.storage.rows import (
     CHUNK_COLUMNS,
     SOURCE_COLUMNS,

@@ -13,17 +13,15 @@ as ``count:hash`` raises ``MalformedHead``.
 
 from __future__ import annotations
 
-import secrets
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from citadel.adapters.key_files import create_once
+from citadel.adapters.key_files import AuditKeyFile
 from citadel.adapters.sqlite.database import Database
 from citadel.app.ports import AuditSnapshot
 from citadel.domain.audit_chain import (
-    KEY_BYTES,
     AuditEntry,
     AuditHead,
     AuditKey,
@@ -48,38 +46,6 @@ _BY_BODY = (
     " WHERE CASE WHEN typeof(body) = 'text' AND json_valid(body)"
     " THEN json_extract(body, '$.answer_id') END = ? ORDER BY seq"
 )
-
-
-class AuditKeyFile:
-    """The audit key's file: read as it is now, or created once (0600, whole or not at all)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def read(self) -> AuditKey:
-        where = str(self.path)
-        try:
-            secret = self.path.read_bytes()
-        except FileNotFoundError:
-            return AuditKey(where)
-        except OSError as exc:
-            return AuditKey(where, trouble=f"it cannot be read: {exc.strerror or exc}")
-        if len(secret) < KEY_BYTES:
-            return AuditKey(where, trouble=f"it holds fewer than {KEY_BYTES} bytes")
-        return AuditKey(where, secret)
-
-    def create(self) -> tuple[bytes, bool]:
-        """A new key, written to a private file and linked into place so no reader sees
-        it half-written; ``(key, False)`` when another writer's key got there first."""
-        created = create_once(self.path, secrets.token_bytes(KEY_BYTES))
-        key = self.read()
-        if key.secret is None:
-            raise ValueError(f"the audit key {key.where} cannot be used ({key.trouble})")
-        return key.secret, created
-
-    def discard(self) -> None:
-        """Remove a key this writer created for an append that did not commit."""
-        self.path.unlink(missing_ok=True)
 
 
 class SqliteAuditLog:

@@ -22,15 +22,12 @@ from citadel.adapters.sqlite.hnsw import HnswIndex, fingerprints
 from citadel.adapters.storage import dense_matrix
 from citadel.adapters.storage.dense_matrix import Matrix, MatrixRow, build_matrix
 from citadel.adapters.storage.rows import SOURCE_COLUMNS, source_from_row
+from citadel.adapters.storage.search_defaults import DEFAULT_EXACT_SHARE
 from citadel.app.ports import DenseHit, Vectors
 from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope
 
 _FILTER_CACHE = 32
-# With HNSW on, filters admitting under this share of the rows are searched
-# exactly over the admitted rows: the graph search slows as the filter tightens
-# (measured: docs/benchmarks.md, "Search latency").
-DEFAULT_EXACT_SHARE = 0.2
 
 
 class DenseSearch:

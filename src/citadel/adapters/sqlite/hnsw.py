@@ -48,9 +48,6 @@ from citadel.app.ports import Vectors
 
 log = logging.getLogger(__name__)
 
-# Below this many vectors dense search stays exact (0 turns HNSW off). Chosen on
-# the 100k benchmark library: docs/benchmarks.md, "Search latency".
-DEFAULT_MIN_VECTORS = 50_000
 _FORMAT = 1
 _SPACE = "ip"
 _BUILD_BATCH = 10_000

@@ -19,15 +19,11 @@ from citadel.adapters.sqlite.database import Database
 from citadel.adapters.sqlite.schema import fts_exists, fts_table
 from citadel.adapters.storage.access import access_query
 from citadel.adapters.storage.lexical_rank import SKIP_SHARE
+from citadel.adapters.storage.search_defaults import DEFAULT_MAX_TERM_SHARE, DEFAULT_WEIGHTS
 from citadel.app.ports import LexicalHit
 from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope
 
-# bm25() column weights: title, headings (section path), body. Chosen on SciFact
-# train (docs/retrieval.md).
-DEFAULT_WEIGHTS = (2.0, 2.0, 1.0)
-DEFAULT_MAX_TERM_SHARE = 1.0
-"""No query term is dropped for being common (``CITADEL_MAX_TERM_SHARE``)."""
 # FTS5's bm25() constants (fts5_aux.c): k1, and the floor of a term's idf.
 _BM25_K1 = 1.2
 _BM25_MIN_IDF = 1e-6

@@ -19,15 +19,12 @@ import threading
 from collections.abc import Sequence
 
 from citadel.adapters.sqlite.database import Database
-from citadel.adapters.sqlite.lexical import (
-    DEFAULT_MAX_TERM_SHARE,
-    DEFAULT_WEIGHTS,
-    LexicalSearch,
-)
+from citadel.adapters.sqlite.lexical import LexicalSearch
 from citadel.adapters.sqlite.lexical_live import DEFAULT_MODE, DEFAULT_WARM_AFTER, LiveIndex
 from citadel.adapters.sqlite.schema import fts_table
 from citadel.adapters.storage.lexical_memory import Postings
 from citadel.adapters.storage.lexical_rank import memory_mask, rank_terms
+from citadel.adapters.storage.search_defaults import DEFAULT_MAX_TERM_SHARE, DEFAULT_WEIGHTS
 from citadel.app.ports import LexicalHit
 from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope

@@ -17,11 +17,15 @@ from citadel.adapters.sqlite.chunks import SqliteChunks
 from citadel.adapters.sqlite.database import Database
 from citadel.adapters.sqlite.dense import DenseSearch
 from citadel.adapters.sqlite.embeddings import SqliteEmbeddings
-from citadel.adapters.sqlite.hnsw import DEFAULT_MIN_VECTORS
-from citadel.adapters.sqlite.lexical import DEFAULT_MAX_TERM_SHARE, DEFAULT_WEIGHTS, LexicalSearch
+from citadel.adapters.sqlite.lexical import LexicalSearch
 from citadel.adapters.sqlite.lexical_fast import FastLexicalSearch
 from citadel.adapters.sqlite.lexical_live import DEFAULT_MODE
 from citadel.adapters.sqlite.registry import SqliteRegistry
+from citadel.adapters.storage.search_defaults import (
+    DEFAULT_MAX_TERM_SHARE,
+    DEFAULT_MIN_VECTORS,
+    DEFAULT_WEIGHTS,
+)
 from citadel.app.ports import (
     ChunkVectors,
     DenseHit,
