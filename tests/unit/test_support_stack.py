@@ -140,3 +140,18 @@ def test_the_checker_grades_what_the_layer_gives(tmp_path: Path) -> None:
     assert probs[1] > 0.99
     (support,) = checker.check([(segment, passage)])
     assert support.label.value == "contradicted"
+
+
+def test_a_passage_does_not_contradict_a_sentence_quoted_from_it(tmp_path: Path) -> None:
+    """Whatever the model says: a segment that copies one of the passage's sentences
+    whole and adds another is at most ``partial`` against that passage, never
+    ``contradicted`` by it (SmolLM2's copy-and-continue answers; the model reads them as
+    minimal edits). A segment that copies nothing is still contradicted."""
+    passage = "Trees name blobs and other trees. Git stores every version of a file as a blob."
+    copied = "Trees name blobs and other trees. They are also compressed with zlib."
+    edited = "Trees never name blobs or other trees."
+    loud = identity(coef=np.zeros((3, WIDTH)).tolist(), intercept=[0.0, 9.0, 0.0])
+    checker = EntailmentSupportChecker(metadata_path=metadata(tmp_path, stack=loud))
+    quoted, contradicted = checker.check([(copied, passage), (edited, passage)])
+    assert quoted.label.value == "partial"
+    assert contradicted.label.value == "contradicted"

@@ -40,7 +40,7 @@ from citadel.adapters.support.checker import NON_VERBATIM_CEILING, graded, unass
 from citadel.adapters.support.stack import Stack
 from citadel.app.errors import AppError
 from citadel.app.ports.support import JudgeBudget
-from citadel.domain.quotation import verbatim_span
+from citadel.domain.quotation import quotes_a_sentence, verbatim_span
 from citadel.domain.support import Support, SupportLabel
 from citadel.domain.support_contrast import contrast_features
 from citadel.domain.support_features import FEATURE_NAMES, features_and_sentences
@@ -219,11 +219,16 @@ class EntailmentSupportChecker:
 
     def _judge(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
         found: list[Support] = []
-        for probs, row in self._read(pairs):
+        for (segment, passage), (probs, row) in zip(pairs, self._read(pairs), strict=True):
             entails, contradicts = float(probs[0]), float(probs[1])
             score = min(max(entails, 0.0), NON_VERBATIM_CEILING)
             if contradicts >= self.info.contradicted and int(np.argmax(probs)) == 1:
-                found.append(Support(score, SupportLabel.CONTRADICTED))
+                # A passage does not contradict the sentence it is quoted for: the
+                # model reads a copied sentence with more after it as a minimal edit.
+                quoted = quotes_a_sentence(segment, passage)
+                found.append(
+                    Support(score, SupportLabel.PARTIAL if quoted else SupportLabel.CONTRADICTED)
+                )
                 continue
             found.append(
                 graded(
