@@ -6,7 +6,9 @@
 
 The table is written between the two markers in README.md; every setting is
 declared once, in src/citadel/settings_table.py (tests/unit/test_settings.py
-fails when the README disagrees with it).
+fails when the README disagrees with it). ``--write`` and ``--check`` do the same
+for src/citadel/setting_choices.py, the names the model families' settings take,
+from the composition root's name → builder tables (src/citadel/bootstrap/families.py).
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from citadel.bootstrap.families import choices_module
 from citadel.settings_table import markdown_table, table_in, with_table
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+CHOICES = ROOT / "src" / "citadel" / "setting_choices.py"
 
 
 def main(argv: list[str]) -> int:
@@ -30,12 +35,17 @@ def main(argv: list[str]) -> int:
         sys.stdout.write(markdown_table())
         return 0
     text = README.read_text(encoding="utf-8")
-    current = table_in(text) == markdown_table()
+    readme_current = table_in(text) == markdown_table()
+    choices_current = CHOICES.read_text(encoding="utf-8") == choices_module()
     if args.check:
-        if not current:
-            print(f"{README}: the settings table is stale; run {sys.argv[0]} --write")
-        return 0 if current else 1
-    if not current:
+        for path, current in ((README, readme_current), (CHOICES, choices_current)):
+            if not current:
+                print(f"{path}: stale; run {sys.argv[0]} --write")
+        return 0 if readme_current and choices_current else 1
+    if not choices_current:
+        CHOICES.write_text(choices_module(), encoding="utf-8")
+        print(f"{CHOICES}: the model families' names written")
+    if not readme_current:
         README.write_text(with_table(text), encoding="utf-8")
         print(f"{README}: settings table written")
     return 0

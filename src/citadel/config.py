@@ -20,11 +20,10 @@ from citadel.domain.errors import InvalidValue
 from citadel.domain.fusion import FusionPolicy
 from citadel.domain.limits import Limits
 from citadel.domain.secrets import SecretStr
+from citadel.setting_choices import EMBEDDERS, GENERATORS
 from citadel.setting_kinds import ConfigError, is_postgres_url
+from citadel.settings_http import COOKIE_SECURITY
 from citadel.settings_table import (
-    COOKIE_SECURITY,
-    EMBEDDERS,
-    GENERATORS,
     GROUPS,
     SETTINGS,
     cli_default,

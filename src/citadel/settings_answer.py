@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from citadel.app import answerability
 from citadel.domain.secrets import SecretStr
+from citadel.setting_choices import SUPPORT_CHECKERS
 from citadel.setting_kinds import Choice, Integer, Number, Secret, Setting, Text
-
-SUPPORT_CHECKERS = ("entailment", "features")
 
 JUDGE_DEADLINE_S = 5.0
 JUDGE_CONCURRENCY = 2

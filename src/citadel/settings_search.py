@@ -1,4 +1,4 @@
-"""The search settings of ``settings_table``: fusion, BM25, candidates, HNSW.
+"""The search settings of ``settings_table``: the embedder, fusion, BM25, candidates, HNSW.
 
 Kept in their own module so the table stays short; ``SETTINGS`` splices them in at
 their place, so the README's table keeps its order.
@@ -9,12 +9,34 @@ from __future__ import annotations
 from citadel.adapters.storage.search_defaults import DEFAULT_MIN_VECTORS, DEFAULT_WEIGHTS
 from citadel.app.search import DEFAULT_CANDIDATES
 from citadel.domain.fusion import FusionPolicy
+from citadel.setting_choices import EMBEDDERS
 from citadel.setting_kinds import Choice, Integer, Number, Setting, Weights
 
 FUSION_METHODS = ("weighted", "rrf")
 _FUSION = FusionPolicy()
 
 SEARCH_SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "CITADEL_EMBEDDER",
+        "embedder",
+        Choice(EMBEDDERS),
+        "minilm",
+        "`minilm` (int8 arithmetic, `all-MiniLM-L6-v2-w8a8-win`), `minilm-float` (the float"
+        " graph, `all-MiniLM-L6-v2-int8-win`: other vectors; `-win`: long texts are read in"
+        " 256-piece windows, libraries built before windowing need `citadel reindex`;"
+        " int8 is exact and the same on every CPU, but only CPUs with VNNI or AMX run it"
+        " fast), `hashing` (a deterministic test fake) or `none` (lexical only); after a"
+        " change, run `citadel reindex`",
+    ),
+    Setting(
+        "CITADEL_EMBEDDER_THREADS",
+        "embedder_threads",
+        Integer(),
+        None,
+        "threads for embedding: one session on that many threads for queries, and that many"
+        " single-threaded sessions side by side for bulk ingestion",
+        shown="`2` (`1` on one core)",
+    ),
     Setting(
         "CITADEL_FUSION",
         "fusion.method",

@@ -3,7 +3,12 @@
 ``citadel.config`` builds ``Settings`` (and its defaults) from this table; the
 README's table is ``markdown_table()`` (``scripts/settings_table.py`` writes it, a
 test compares); CLI help asks ``cli_default``. A default a lower layer owns
-(``Limits``, ``FusionPolicy``, the HNSW threshold) is read from there.
+(``Limits``, ``FusionPolicy``, the HNSW threshold) is read from there. Some use
+cases' settings are in their own modules (``settings_answer``, ``settings_generation``,
+``settings_http``, ``settings_render``, ``settings_search``), spliced in at their places.
+
+A model family's choices (embedder, generator, support checker, relevance scorer) are
+its composition-root table's keys, read from ``citadel.setting_choices``.
 
 ``field`` is where the value lands: an attribute of ``Settings``, or
 ``group.attribute`` for ``limits``, ``fusion``, ``llm``, ``http`` and ``render``.
@@ -19,32 +24,26 @@ from typing import Any
 from citadel.adapters.pages.original_cache import DEFAULT_MAX_BYTES as ORIGINALS_CACHE_BYTES
 from citadel.adapters.parsers import DEFAULT_MAX_PAGES
 from citadel.adapters.storage.search_defaults import DEFAULT_MAX_TERM_SHARE
-from citadel.app import answer_cache, circuit
+from citadel.app import answer_cache
 from citadel.app.ingest.service import DEFAULT_RETAIN_VERSIONS
-from citadel.domain.limits import Limits
 from citadel.domain.secrets import SecretStr
+from citadel.setting_choices import GENERATORS, RELEVANCE_SCORERS
 from citadel.setting_kinds import (
-    Addresses,
     Choice,
     DatabaseLocation,
     Directory,
     Integer,
     Number,
-    OptionalFile,
     Secret,
     Setting,
     Text,
-    ZeroOrOne,
 )
 from citadel.settings_answer import ANSWERABILITY_SETTINGS, SUPPORT_SETTINGS
+from citadel.settings_generation import GENERATION_SETTINGS, LLM_SETTINGS
+from citadel.settings_http import HTTP_SETTINGS
 from citadel.settings_render import RENDER_SETTINGS
 from citadel.settings_search import SEARCH_SETTINGS
 
-GENERATORS = ("extractive", "openai")
-EMBEDDERS = ("minilm", "minilm-float", "hashing", "none")
-RELEVANCE_SCORERS = ("model", "cross-encoder", "lexical", "off")
-COOKIE_SECURITY = ("auto", "always")
-_LIMITS = Limits()
 _MIB = 1024 * 1024
 
 SETTINGS: tuple[Setting, ...] = (
@@ -78,89 +77,9 @@ SETTINGS: tuple[Setting, ...] = (
         " warning), `cross-encoder` (the model alone), `lexical` (the share of the question's"
         " terms a text holds, no model) or `off` (docs/relevance.md)",
     ),
-    Setting(
-        "CITADEL_LLM_BASE_URL",
-        "llm.base_url",
-        Text(),
-        "",
-        "the OpenAI-compatible provider's base URL (needed for `openai`)",
-    ),
-    Setting(
-        "CITADEL_LLM_MODEL", "llm.model", Text(), "", "the provider's model (needed for `openai`)"
-    ),
-    Setting(
-        "CITADEL_LLM_API_KEY",
-        "llm.api_key",
-        Secret(min_bytes=0, strip=False),
-        SecretStr(""),
-        "its key (never logged or shown)",
-        secret=True,
-    ),
-    Setting(
-        "CITADEL_LLM_API_KEY_FILE",
-        "llm.api_key_file",
-        Text(),
-        "",
-        "a file holding the key instead (set one of the two, not both)",
-    ),
-    Setting(
-        "CITADEL_LLM_CA_FILE",
-        "llm.ca_file",
-        OptionalFile(),
-        None,
-        "a private CA (PEM file) to check the provider's certificate with, instead of the system's",
-    ),
+    *LLM_SETTINGS,
     Setting("CITADEL_TENANT", "tenant", Text(strip=False), "default", "tenant the CLI acts in"),
-    Setting(
-        "CITADEL_GENERATOR_DEADLINE_S",
-        "limits.generator_deadline_s",
-        Number(),
-        _LIMITS.generator_deadline_s,
-        "the generator's own deadline; past it the answer degrades",
-    ),
-    Setting(
-        "CITADEL_MAX_CONCURRENT_GENERATIONS",
-        "limits.max_concurrent_generations",
-        Integer(),
-        _LIMITS.max_concurrent_generations,
-        "bulkhead size; when full, answers degrade at once",
-    ),
-    Setting(
-        "CITADEL_MAX_EVIDENCE",
-        "limits.max_evidence",
-        Integer(),
-        _LIMITS.max_evidence,
-        "passages the generator may see (fewer suits small local models)",
-    ),
-    Setting(
-        "CITADEL_MAX_OUTPUT_TOKENS",
-        "limits.max_output_tokens",
-        Integer(),
-        _LIMITS.max_output_tokens,
-        "`max_tokens` asked of the provider",
-    ),
-    Setting(
-        "CITADEL_CIRCUIT_FAILURES",
-        "circuit_failures",
-        Integer(),
-        circuit.DEFAULT_THRESHOLD,
-        "consecutive provider failures that open the generator's circuit: calls to it"
-        " stop (`/readyz` reports the state)",
-    ),
-    Setting(
-        "CITADEL_CIRCUIT_COOLDOWN_S",
-        "circuit_cooldown_s",
-        Number(),
-        circuit.DEFAULT_COOLDOWN_S,
-        "how long an open circuit stops calls before trying the provider again",
-    ),
-    Setting(
-        "CITADEL_ANSWER_REPAIRS",
-        "limits.max_repairs",
-        ZeroOrOne(),
-        _LIMITS.max_repairs,
-        "regenerations after a refused candidate: `0` or `1`",
-    ),
+    *GENERATION_SETTINGS,
     Setting(
         "CITADEL_LINK_ALLOWED_HOSTS",
         "link_allowed_hosts",
@@ -223,84 +142,8 @@ SETTINGS: tuple[Setting, ...] = (
         " (`$CITADEL_HOME/originals-cache`, least recently used go first;"
         " docs/deployment.md)",
     ),
-    Setting(
-        "CITADEL_EMBEDDER",
-        "embedder",
-        Choice(EMBEDDERS),
-        "minilm",
-        "`minilm` (int8 arithmetic, `all-MiniLM-L6-v2-w8a8-win`), `minilm-float` (the float"
-        " graph, `all-MiniLM-L6-v2-int8-win`: other vectors; `-win`: long texts are read in"
-        " 256-piece windows, libraries built before windowing need `citadel reindex`;"
-        " int8 is exact and the same on every CPU, but only CPUs with VNNI or AMX run it"
-        " fast), `hashing` (a deterministic test fake) or `none` (lexical only); after a"
-        " change, run `citadel reindex`",
-    ),
-    Setting(
-        "CITADEL_EMBEDDER_THREADS",
-        "embedder_threads",
-        Integer(),
-        None,
-        "threads for embedding: one session on that many threads for queries, and that many"
-        " single-threaded sessions side by side for bulk ingestion",
-        shown="`2` (`1` on one core)",
-    ),
     *SEARCH_SETTINGS,
-    Setting(
-        "CITADEL_HTTP_RATE_LIMIT",
-        "http.rate_per_minute",
-        Integer(),
-        120,
-        "requests per user per minute (a token bucket, bursts up to the same number; 429 past it)",
-    ),
-    Setting(
-        "CITADEL_HTTP_COOKIE_SECURE",
-        "http.cookie_secure",
-        Choice(COOKIE_SECURITY, empty_is_default=True),
-        "auto",
-        "`auto`: cookies `Secure` except over plain http on loopback (local development);"
-        " `always`: `Secure` everywhere",
-    ),
-    Setting(
-        "CITADEL_HTTP_SESSION_SECRET",
-        "http.session_secret",
-        Secret(),
-        SecretStr(""),
-        "signs session cookies (at least 32 bytes; set it to keep sessions across restarts)",
-        secret=True,
-        shown="a random key per process",
-    ),
-    Setting(
-        "CITADEL_HTTP_SESSION_TTL_S",
-        "http.session_ttl_s",
-        Integer(),
-        8 * 3600,
-        "how long a browser session lasts",
-    ),
-    Setting(
-        "CITADEL_HTTP_DEADLINE_S",
-        "http.deadline_s",
-        Number(),
-        60.0,
-        "each answer request's own deadline, the generator's inside it (504 past it)",
-    ),
-    Setting(
-        "CITADEL_HTTP_MAX_JSON_BYTES",
-        "http.max_json_bytes",
-        Integer(bytes=True),
-        _MIB,
-        "the largest JSON body under `/v1`: 413 as soon as `Content-Length` says more or more"
-        " bytes arrive (chunked bodies too); read only after the token is accepted",
-    ),
-    Setting(
-        "CITADEL_HTTP_TRUSTED_PROXIES",
-        "http.trusted_proxies",
-        Addresses(),
-        (),
-        "comma-separated addresses or networks (`10.0.0.1,10.1.0.0/16`) of reverse proxies"
-        " whose `X-Forwarded-For`/`X-Forwarded-Proto` are believed (client address for rate"
-        " limits, https for cookies); from anyone else they are ignored",
-        note="(trust none)",
-    ),
+    *HTTP_SETTINGS,
     Setting(
         "CITADEL_MAX_TERM_SHARE",
         "max_term_share",

@@ -1,8 +1,9 @@
 """The parser adapters under the DocumentParser contract, and the inputs each is run on.
 
 A new parser joins the contract (``test_parser_contract.py``) by adding its
-:class:`ParserCase` to ``CASES`` and its samples to ``SAMPLES``: a small file written
-here, and a real book under ../shared/books where there is one.
+:class:`ParserCase` to ``CASES`` (a test fails while a parser of the composition root's
+``PARSERS`` has none) and its samples to ``SAMPLES``: a small file written here, and a
+real book under ../shared/books where there is one.
 """
 
 from __future__ import annotations
@@ -11,21 +12,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from citadel.adapters.parsers.epub import EpubParser
-from citadel.adapters.parsers.html import HtmlParser
-from citadel.adapters.parsers.markdown import MarkdownParser
-from citadel.adapters.parsers.pdf import PdfParser
-from citadel.adapters.parsers.plaintext import PlainTextParser
 from citadel.app.ports import DocumentParser
+from citadel.bootstrap.families import PARSERS
+from citadel.config import Settings
 from tests.conftest import shared_path
+
+SETTINGS = Settings()
 
 
 @dataclass(frozen=True)
 class ParserCase:
     """One adapter under the contract, and what its format can say about a block."""
 
-    id: str
-    make: Callable[[], DocumentParser]
+    id: str  # its row in the composition root's PARSERS, the parser's family
     suffix: str  # a file name ending the parser reads, for the inputs it must refuse
     paged: bool  # blocks carry a physical page and its printed label (PDF)
     located: bool  # blocks carry a location inside the document (``part#anchor``)
@@ -33,16 +32,16 @@ class ParserCase:
     # refuses such a document as ``no_text``) where the port asks for a ParseError: xfail.
     refuses_empty: bool = True
 
+    def make(self) -> DocumentParser:
+        """The parser as the composition root builds it."""
+        return PARSERS[self.id](SETTINGS)
 
-PDF = ParserCase("pdf", PdfParser, ".pdf", paged=True, located=False)
-EPUB = ParserCase("epub", EpubParser, ".epub", paged=False, located=True)
-HTML = ParserCase("html", HtmlParser, ".html", paged=False, located=True)
-MARKDOWN = ParserCase(
-    "markdown", MarkdownParser, ".md", paged=False, located=False, refuses_empty=False
-)
-PLAINTEXT = ParserCase(
-    "plaintext", PlainTextParser, ".txt", paged=False, located=False, refuses_empty=False
-)
+
+PDF = ParserCase("pdf", ".pdf", paged=True, located=False)
+EPUB = ParserCase("epub", ".epub", paged=False, located=True)
+HTML = ParserCase("html", ".html", paged=False, located=True)
+MARKDOWN = ParserCase("markdown", ".md", paged=False, located=False, refuses_empty=False)
+PLAINTEXT = ParserCase("text", ".txt", paged=False, located=False, refuses_empty=False)
 CASES = (PDF, EPUB, HTML, MARKDOWN, PLAINTEXT)
 
 

@@ -1,5 +1,8 @@
 """One contract for the Embedder port, run against every adapter (the hashing fake included).
 
+The adapters are the composition root's table (``bootstrap/families.py``): an embedder
+registered there is under this contract without a line here.
+
 As ``citadel.app.ports.Embedder`` describes it: float32 rows of the declared
 dimension, each unit length, the same text always the same vector whatever
 batch it came in, and the caller's order kept.
@@ -7,15 +10,34 @@ batch it came in, and the caller's order kept.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
-from citadel.adapters.embedding.hashing import HashingEmbedder
 from citadel.adapters.embedding.minilm import MiniLmEmbedder
 from citadel.app.ports import Embedder
+from citadel.bootstrap.families import EMBEDDERS
+from citadel.config import Settings
 
+SETTINGS = Settings()
+FACTORIES: dict[str, Callable[[], Embedder]] = {
+    # Every embedder CITADEL_EMBEDDER names, as the composition root builds it ...
+    **{
+        name: functools.partial(build, SETTINGS)
+        for name, build in EMBEDDERS.items()
+        if build is not None
+    },
+    # ... and MiniLM in small batches (batch_size=4, so the tests cross batches), with
+    # fused attention (the default) and with the exported graph as it is (what a model
+    # that does not match the fusion pattern runs).
+    "minilm-batches": lambda: MiniLmEmbedder(batch_size=4),
+    "minilm-unfused": lambda: MiniLmEmbedder(batch_size=4, fuse_attention=False),
+}
 # The model's vectors may differ in the last float32 bits between batch shapes.
-TOLERANCE = {"minilm": 1e-5, "minilm-unfused": 1e-5, "hashing": 1e-6}
+TOLERANCE = {"hashing": 1e-6}
+MODEL_TOLERANCE = 1e-5
 
 SHORT = "Vectors index."
 MEDIUM = "read.table reads a data frame from a text file, one line per row."
@@ -24,20 +46,10 @@ LONG = " ".join(
 )
 
 
-@pytest.fixture(scope="module", params=["minilm", "minilm-unfused", "hashing"])
+@pytest.fixture(scope="module", params=list(FACTORIES))
 def adapter(request: pytest.FixtureRequest) -> tuple[Embedder, float]:
-    """The embedder and the tolerance its vectors are compared with.
-
-    MiniLM runs twice: with fused attention (the default) and with the exported
-    graph as it is (what a model that does not match the fusion pattern runs).
-    """
-    if request.param.startswith("minilm"):
-        fuse = request.param == "minilm"
-        # batch_size=4: small, so the tests cross batches.
-        embedder: Embedder = MiniLmEmbedder(batch_size=4, fuse_attention=fuse)
-    else:
-        embedder = HashingEmbedder()
-    return embedder, TOLERANCE[request.param]
+    """The embedder and the tolerance its vectors are compared with."""
+    return FACTORIES[request.param](), TOLERANCE.get(request.param, MODEL_TOLERANCE)
 
 
 def test_identity_is_declared(adapter: tuple[Embedder, float]) -> None:

@@ -22,11 +22,13 @@ and the application validates and degrades. Every adapter must also:
   behind; and fail as an ``Exception`` that is not "invalid output" when its
   provider fails.
 
-An adapter joins by adding a ``Harness`` below and its name to ``ADAPTERS``. Each
-harness builds the adapter over a model that behaves (a fake that answers from the
-evidence it was sent), and where the adapter has a model at all, over one that
-writes a given payload, one that hangs and one that fails. The openai adapter runs
-against the loopback fake provider (``tests/fakes/openai_server.py``) over real TCP.
+An adapter joins by adding a ``Harness`` below and its name to ``ADAPTERS`` (a test
+fails while a generator of the composition root's table, ``bootstrap/families.py``,
+has none). Each harness builds the adapter as that table does, over a model that
+behaves (a fake that answers from the evidence it was sent), and where the adapter
+has a model at all, over one that writes a given payload, one that hangs and one
+that fails. The openai adapter runs against the loopback fake provider
+(``tests/fakes/openai_server.py``) over real TCP.
 """
 
 from __future__ import annotations
@@ -37,15 +39,16 @@ import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from typing import Protocol
 
 import pytest
 
-from citadel.adapters.generators.extractive import ExtractiveGenerator
-from citadel.adapters.generators.openai import OpenAICompatibleGenerator
 from citadel.adapters.generators.scripted import ScriptedGenerator, Step
 from citadel.app.errors import InvalidGeneratorOutput
 from citadel.app.ports import AnswerGenerator
+from citadel.bootstrap.families import GENERATORS
+from citadel.config import LlmSettings, Settings
 from citadel.domain.answer import Candidate, GenerationRequest
 from citadel.domain.limits import Limits
 from citadel.domain.manifest import ContextEvidence, Manifest, freeze_manifest, prompt_evidence
@@ -196,7 +199,7 @@ class ExtractiveHarness:
     """Quotes the evidence itself: no model, so nothing to misbehave, hang or fail."""
 
     def behaving(self) -> AnswerGenerator:
-        return ExtractiveGenerator(LIMITS)
+        return GENERATORS["extractive"](Settings(limits=LIMITS), None, None)
 
     def writing(self, payload: object) -> AnswerGenerator | None:
         return None
@@ -252,9 +255,9 @@ class OpenAIHarness:
 
     def _make(self, *replies: Reply | Callable[[Received], Reply]) -> AnswerGenerator:
         self._server.script(*replies)
-        return OpenAICompatibleGenerator(
-            self._server.base_url, "fake-model", SecretStr("sk-contract"), deadline_s=HANG_S * 2
-        )
+        llm = LlmSettings(self._server.base_url, "fake-model", SecretStr("sk-contract"))
+        limits = replace(LIMITS, generator_deadline_s=HANG_S * 2)
+        return GENERATORS["openai"](Settings(llm=llm, limits=limits), None, None)
 
     def behaving(self) -> AnswerGenerator:
         return self._make(behaving_provider)
@@ -297,6 +300,11 @@ ADAPTERS: dict[str, Callable[[], AbstractContextManager[Harness]]] = {
     "scripted": scripted,
     "openai": openai,
 }
+
+
+def test_every_generator_the_setting_names_has_a_harness() -> None:
+    """A generator registered in the composition root's table is under this contract."""
+    assert set(GENERATORS) <= set(ADAPTERS)
 
 
 @pytest.fixture(params=list(ADAPTERS))

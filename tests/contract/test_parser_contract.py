@@ -35,7 +35,9 @@ from pathlib import Path
 import pytest
 
 from citadel.app.errors import ParseError
+from citadel.app.ingest.metering import FORMATS
 from citadel.app.ports import DocumentParser
+from citadel.bootstrap.families import PARSERS
 from citadel.domain.chunking import canonical_text, chunk_blocks
 from citadel.domain.document import Block, ParsedDocument
 from tests.conftest import SHARED
@@ -83,6 +85,15 @@ def _part(block: Block) -> str:
 
 def test_a_parser_accepts_its_own_inputs(parsed: Parsed) -> None:
     assert parsed.sample.case.make().accepts(parsed.path)
+
+
+def test_every_parser_of_the_composition_root_has_a_case_and_a_counted_format() -> None:
+    """Each row of ``PARSERS`` is under this contract, keyed by its parser's family,
+    which ingest's metrics count (``app/ingest/metering.py``)."""
+    assert [case.id for case in CASES] == list(PARSERS)
+    for case in CASES:
+        assert case.make().name.split("/", 1)[0] == case.id
+        assert case.id in FORMATS
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)

@@ -6,6 +6,9 @@ threads); no texts, no scores; an empty text 0. The learned and the lexical scor
 must also rank a passage that answers the question above one that does not, on
 questions of the project's data (``data/answerability/answerable-*.jsonl``) with
 their answer strings as the answering passage and another book's as the other.
+
+The adapters are the composition root's table (``bootstrap/relevance.py``): a scorer
+registered there is under this contract without a line here; the fake is added by hand.
 """
 
 from __future__ import annotations
@@ -15,17 +18,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from citadel.adapters.relevance import CrossEncoderRelevance, GeometricBlend, LexicalRelevance
 from citadel.app.ports import RelevanceScorer
+from citadel.bootstrap.relevance import RELEVANCE_SCORERS
 from tests.fakes.relevance import TableRelevance
 
 FACTORIES: dict[str, Callable[[], RelevanceScorer]] = {
-    "cross-encoder": CrossEncoderRelevance,
-    "lexical": LexicalRelevance,
-    "blend": lambda: GeometricBlend(CrossEncoderRelevance(), LexicalRelevance()),
+    # Every scorer CITADEL_RELEVANCE names, as it is built (``model`` is the blend).
+    **{name: build for name, build in RELEVANCE_SCORERS.items() if build is not None},
     "table": TableRelevance,
 }
-RANKERS = ("cross-encoder", "lexical", "blend")
+RANKERS = ("model", "cross-encoder", "lexical")
 """The adapters that must tell an answering passage from an unrelated one."""
 
 QUESTION = "How do I read the man page for git clone?"

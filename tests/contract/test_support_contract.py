@@ -8,6 +8,10 @@ word that merely occurs in the passage is not; only a quotation scores 1.0. The
 learned checkers must also label a faithful paraphrase above a minimal-edit
 contradiction and an off-target sentence, on pairs of the project's data
 (``data/support/written-*.jsonl``, ids in the comments).
+
+The adapters are the composition root's table (``bootstrap/support.py``): a checker
+registered there is under this contract without a line here; the fakes and the
+judged checker are added by hand.
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from citadel.adapters.support import default_checker, lexical_checker
+from citadel.adapters.support import lexical_checker
 from citadel.adapters.support.entailment import EntailmentSupportChecker
 from citadel.app.ports.support import SupportChecker
+from citadel.bootstrap.support import SUPPORT_CHECKERS
 from citadel.domain.support import LABEL_ORDER, SupportLabel
 from tests.fakes.judge import judged_by
 from tests.fakes.support import TableSupport
@@ -31,9 +36,8 @@ def judged() -> SupportChecker:
 
 
 FACTORIES: dict[str, Callable[[], SupportChecker]] = {
-    "entailment": EntailmentSupportChecker,
+    **SUPPORT_CHECKERS,  # every checker CITADEL_SUPPORT_CHECKER names, as it is built
     "judged": judged,
-    "features": default_checker,
     "lexical": lexical_checker,
     "table": TableSupport,
 }

@@ -22,6 +22,7 @@ from citadel.adapters.relevance import (
     read_metadata,
 )
 from citadel.bootstrap import relevance as wiring
+from citadel.bootstrap.fallback import loaded
 from citadel.config import ConfigError, Settings
 
 PACKAGED = files("citadel.adapters.relevance").joinpath("model")
@@ -193,19 +194,23 @@ def test_an_unknown_scorer_is_refused() -> None:
         Settings.from_env({"CITADEL_RELEVANCE": "bm25"})
 
 
+def failing(model_path: Path) -> wiring.RelevanceBuilder:
+    """The default row (blend) over a cross-encoder whose file is ``model_path``."""
+    return lambda: GeometricBlend(
+        loaded(CrossEncoderRelevance(model_path=model_path)), LexicalRelevance()
+    )
+
+
 def test_a_model_that_cannot_load_falls_back_to_lexical_with_one_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setattr(wiring, "_warned", set())
     absent = tmp_path / "absent.onnx"
     settings = Settings.from_env({})
+    broken = {**wiring.RELEVANCE_SCORERS, "model": failing(absent)}
     with caplog.at_level(logging.WARNING, logger="citadel.bootstrap.relevance"):
-        first = wiring.relevance_scorer(
-            settings, model=lambda: CrossEncoderRelevance(model_path=absent)
-        )
-        again = wiring.relevance_scorer(
-            settings, model=lambda: CrossEncoderRelevance(model_path=absent)
-        )
+        first = wiring.relevance_scorer(settings, scorers=broken)
+        again = wiring.relevance_scorer(settings, scorers=broken)
     assert isinstance(first, LexicalRelevance)
     assert isinstance(again, LexicalRelevance)
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
@@ -222,7 +227,7 @@ def test_an_altered_model_falls_back_too(
     altered.write_bytes(PACKAGED.joinpath("relevance.onnx").read_bytes() + b"\0")
     with caplog.at_level(logging.WARNING, logger="citadel.bootstrap.relevance"):
         scorer = wiring.relevance_scorer(
-            Settings.from_env({}), model=lambda: CrossEncoderRelevance(model_path=altered)
+            Settings.from_env({}), scorers={**wiring.RELEVANCE_SCORERS, "model": failing(altered)}
         )
     assert isinstance(scorer, LexicalRelevance)
     assert model_info.MODEL_SHA256 in caplog.text

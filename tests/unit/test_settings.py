@@ -9,12 +9,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from citadel import setting_choices
 from citadel.app import answerability
+from citadel.bootstrap.families import CHOICES, choices_module
 from citadel.config import ConfigError, HttpSettings, LlmSettings, RenderSettings, Settings
 from citadel.domain.fusion import FusionPolicy
 from citadel.domain.limits import Limits
 from citadel.entrypoints.cli import app
-from citadel.setting_kinds import Secret, Setting
+from citadel.setting_kinds import Choice, Secret, Setting
 from citadel.settings_table import SETTINGS, cli_default, markdown_table, setting, table_in
 
 
@@ -114,6 +116,31 @@ def test_the_readme_configuration_table_is_the_rendered_settings_table() -> None
         "README.md's configuration table differs from src/citadel/settings_table.py;"
         " run `.venv/bin/python scripts/settings_table.py --write`"
     )
+
+
+FAMILY_SETTINGS = {
+    "CITADEL_EMBEDDER": "EMBEDDERS",
+    "CITADEL_GENERATOR": "GENERATORS",
+    "CITADEL_SUPPORT_CHECKER": "SUPPORT_CHECKERS",
+    "CITADEL_RELEVANCE": "RELEVANCE_SCORERS",
+}
+
+
+def test_the_model_families_names_are_written_from_the_composition_roots_tables() -> None:
+    assert Path(setting_choices.__file__).read_text(encoding="utf-8") == choices_module(), (
+        "src/citadel/setting_choices.py differs from the tables in citadel.bootstrap;"
+        " run `.venv/bin/python scripts/settings_table.py --write`"
+    )
+    assert set(FAMILY_SETTINGS.values()) == set(CHOICES)
+
+
+@pytest.mark.parametrize("variable", sorted(FAMILY_SETTINGS))
+def test_a_model_familys_setting_takes_its_tables_names_and_defaults_to_one(variable: str) -> None:
+    declared = setting(variable)
+    table = CHOICES[FAMILY_SETTINGS[variable]]
+    assert isinstance(declared.kind, Choice)
+    assert declared.kind.choices == tuple(table)
+    assert declared.default in table
 
 
 class _Recording(dict[str, str]):

@@ -23,6 +23,7 @@ from citadel.adapters.support.entailment import (
     EntailmentUnavailable,
     read_metadata,
 )
+from citadel.bootstrap.fallback import loaded
 from citadel.config import ConfigError, Settings
 from citadel.domain.support import SupportLabel
 
@@ -124,13 +125,13 @@ def test_a_model_that_cannot_load_falls_back_to_features_with_one_warning(
     monkeypatch.setattr(wiring, "_warned", set())
     absent = tmp_path / "absent.onnx"
     settings = Settings.from_env({})
+    broken = {
+        **wiring.SUPPORT_CHECKERS,
+        "entailment": lambda: loaded(EntailmentSupportChecker(model_path=absent)),
+    }
     with caplog.at_level(logging.WARNING, logger="citadel.bootstrap.support"):
-        first = wiring.support_checker(
-            settings, model=lambda: EntailmentSupportChecker(model_path=absent)
-        )
-        again = wiring.support_checker(
-            settings, model=lambda: EntailmentSupportChecker(model_path=absent)
-        )
+        first = wiring.support_checker(settings, checkers=broken)
+        again = wiring.support_checker(settings, checkers=broken)
     assert isinstance(first, FeatureSupportChecker)
     assert isinstance(again, FeatureSupportChecker)
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]

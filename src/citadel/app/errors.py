@@ -15,6 +15,7 @@ AppError
 │                           (raised by ``refuse_write`` from ``domain.source_writes``)
 ├── ParseError              a parser refused a file (raised by parser adapters)
 ├── InvalidGeneratorOutput  a generator adapter got a reply that is no candidate
+├── ModelUnavailable        a packaged model cannot be used (missing, altered, refused)
 └── IngestError             one file could not be ingested; nothing of it was written
 """
 
@@ -145,3 +146,9 @@ class InvalidGeneratorOutput(AppError):
     """
 
     reason: str = "invalid_output"
+
+
+class ModelUnavailable(AppError):
+    """A packaged model cannot be used: a file is missing, altered or unreadable, or
+    onnxruntime refused it. Raised by the adapters that load one; the composition root
+    falls back to the model-free choice of the family (``bootstrap/support.py``)."""

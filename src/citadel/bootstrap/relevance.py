@@ -10,14 +10,11 @@ middle of an answer; it then falls back to ``lexical`` with one warning per proc
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
-from citadel.adapters.relevance import (
-    CrossEncoderRelevance,
-    GeometricBlend,
-    LexicalRelevance,
-    RelevanceUnavailable,
-)
+from citadel.adapters.relevance import CrossEncoderRelevance, GeometricBlend, LexicalRelevance
+from citadel.app.ports import RelevanceScorer
+from citadel.bootstrap.fallback import alternatives, built_or_fallback, loaded
 from citadel.config import ConfigError, Settings
 
 log = logging.getLogger("citadel.bootstrap.relevance")
@@ -25,42 +22,39 @@ log = logging.getLogger("citadel.bootstrap.relevance")
 _warned: set[str] = set()
 """Fallback reasons already logged in this process (each one once)."""
 
+RelevanceBuilder = Callable[[], RelevanceScorer]
+
+RELEVANCE_SCORERS: Mapping[str, RelevanceBuilder | None] = {
+    "model": lambda: GeometricBlend(loaded(CrossEncoderRelevance()), LexicalRelevance()),
+    "cross-encoder": lambda: loaded(CrossEncoderRelevance()),
+    "lexical": LexicalRelevance,
+    "off": None,
+}
+"""``CITADEL_RELEVANCE``'s choices (``families.py`` says how the settings learn them);
+``None`` is no scorer. A scorer with a model loads it here and raises
+``ModelUnavailable`` when it cannot, and ``FALLBACK`` is built instead."""
+FALLBACK: RelevanceBuilder = LexicalRelevance
+
 
 def relevance_scorer(
-    settings: Settings,
-    *,
-    model: Callable[[], CrossEncoderRelevance] = CrossEncoderRelevance,
-) -> GeometricBlend | CrossEncoderRelevance | LexicalRelevance | None:
-    """The scorer ``settings.relevance`` names; ``None`` for ``off``.
+    settings: Settings, *, scorers: Mapping[str, RelevanceBuilder | None] = RELEVANCE_SCORERS
+) -> RelevanceScorer | None:
+    """The scorer ``settings.relevance`` names in ``scorers``; ``None`` for ``off``.
 
-    ``model`` (the default) is the cross-encoder blended with the lexical scorer
-    (``GeometricBlend``); ``cross-encoder`` the model alone. Every scorer has a
-    ``threshold``: the shipped answerability threshold on its own scores. ``model``
-    builds the cross-encoder (tests pass one that fails); it is loaded before it is
-    returned.
+    Every scorer has a ``threshold``: the shipped answerability threshold on its own
+    scores. Tests pass a table whose model fails.
     """
-    if settings.relevance == "off":
-        return None
-    if settings.relevance == "lexical":
-        return LexicalRelevance()
-    if settings.relevance not in ("model", "cross-encoder"):
+    if settings.relevance not in scorers:
         raise ConfigError(
-            "CITADEL_RELEVANCE must be model, cross-encoder, lexical or off,"
-            f" not {settings.relevance!r}"
+            f"CITADEL_RELEVANCE must be {alternatives(scorers)}, not {settings.relevance!r}"
         )
-    try:
-        scorer = model()
-        scorer.load()
-    except RelevanceUnavailable as exc:
-        reason = str(exc)
-        if reason not in _warned:
-            _warned.add(reason)
-            log.warning(
-                "the relevance model cannot be used, scoring relevance lexically instead (%s): %s",
-                LexicalRelevance.name,
-                reason,
-            )
-        return LexicalRelevance()
-    if settings.relevance == "cross-encoder":
-        return scorer
-    return GeometricBlend(scorer, LexicalRelevance())
+    build = scorers[settings.relevance]
+    if build is None:
+        return None
+    return built_or_fallback(
+        build,
+        FALLBACK,
+        warned=_warned,
+        log=log,
+        message="the relevance model cannot be used, scoring relevance lexically instead (%s): %s",
+    )

@@ -14,13 +14,14 @@ local checker and applies the recorded verdicts.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from citadel.adapters.generators.openai import GeneratorConfigError
 from citadel.adapters.support import default_checker
-from citadel.adapters.support.entailment import EntailmentSupportChecker, EntailmentUnavailable
+from citadel.adapters.support.entailment import EntailmentSupportChecker
 from citadel.adapters.support.judge import JudgedSupportChecker, SpanJudge
 from citadel.app.ports.support import SupportChecker
+from citadel.bootstrap.fallback import alternatives, built_or_fallback, loaded
 from citadel.config import ConfigError, Settings
 from citadel.domain.secrets import SecretStr
 
@@ -29,36 +30,37 @@ log = logging.getLogger("citadel.bootstrap.support")
 _warned: set[str] = set()
 """Fallback reasons already logged in this process (each one once)."""
 
+SupportBuilder = Callable[[], SupportChecker]
+
+SUPPORT_CHECKERS: Mapping[str, SupportBuilder] = {
+    "entailment": lambda: loaded(EntailmentSupportChecker()),
+    "features": default_checker,
+}
+"""``CITADEL_SUPPORT_CHECKER``'s choices (``families.py`` says how the settings learn
+them); a checker with a model loads it here and raises ``ModelUnavailable`` when it
+cannot, and ``FALLBACK`` is built instead."""
+FALLBACK: SupportBuilder = default_checker
+
 
 def support_checker(
-    settings: Settings,
-    *,
-    model: Callable[[], EntailmentSupportChecker] = EntailmentSupportChecker,
+    settings: Settings, *, checkers: Mapping[str, SupportBuilder] = SUPPORT_CHECKERS
 ) -> SupportChecker:
-    """The checker ``settings.support_checker`` names; ``model`` builds the entailment
-    checker (tests pass one that fails), loaded before it is returned."""
-    if settings.support_checker == "features":
-        return default_checker()
-    if settings.support_checker != "entailment":
+    """The checker ``settings.support_checker`` names in ``checkers`` (tests pass a
+    table whose model fails), loaded before it is returned."""
+    build = checkers.get(settings.support_checker)
+    if build is None:
         raise ConfigError(
-            "CITADEL_SUPPORT_CHECKER must be entailment or features,"
+            f"CITADEL_SUPPORT_CHECKER must be {alternatives(checkers)},"
             f" not {settings.support_checker!r}"
         )
-    try:
-        checker = model()
-        checker.load()
-    except EntailmentUnavailable as exc:
-        fallback = default_checker()
-        reason = str(exc)
-        if reason not in _warned:
-            _warned.add(reason)
-            log.warning(
-                "the entailment model cannot be used, checking support with %s instead: %s",
-                fallback.name,
-                reason,
-            )
-        return fallback
-    return checker
+    return built_or_fallback(
+        build,
+        FALLBACK,
+        warned=_warned,
+        log=log,
+        message=f"the {settings.support_checker} model cannot be used,"
+        " checking support with %s instead: %s",
+    )
 
 
 def judged(settings: Settings, local: SupportChecker) -> SupportChecker:

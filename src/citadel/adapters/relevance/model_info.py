@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from citadel.app.errors import AppError
+from citadel.app.errors import ModelUnavailable
 
 MODEL_PACKAGE = "citadel.adapters.relevance"
 MODEL_PARTS = ("model", "relevance.onnx")
@@ -27,7 +27,7 @@ MODEL_SHA256 = "452f504e5a9a4b3c752ddacb8233a51d466d3628b4722a273f755d1d90abc817
 """The one pin: the sha256 of ``model/relevance.onnx``."""
 
 
-class RelevanceUnavailable(AppError):
+class RelevanceUnavailable(ModelUnavailable):
     """The relevance model cannot be used: a file is missing, altered or unreadable,
     or onnxruntime refused it."""
 

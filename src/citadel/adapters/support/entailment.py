@@ -38,7 +38,7 @@ import numpy as np
 from citadel.adapters.pair_encoder import PairEncoder, PinnedGraph
 from citadel.adapters.support.checker import NON_VERBATIM_CEILING, graded, unasserted
 from citadel.adapters.support.stack import Stack
-from citadel.app.errors import AppError
+from citadel.app.errors import ModelUnavailable
 from citadel.app.ports.support import JudgeBudget
 from citadel.domain.quotation import quotes_a_sentence, verbatim_span
 from citadel.domain.support import Support, SupportLabel
@@ -58,7 +58,7 @@ _SEGMENT_TERMS = FEATURE_NAMES.index("log_segment_terms")
 _NUMBERS_MISSING = FEATURE_NAMES.index("numbers_missing")
 
 
-class EntailmentUnavailable(AppError):
+class EntailmentUnavailable(ModelUnavailable):
     """The entailment model cannot be used: a file is missing, altered or unreadable,
     or onnxruntime refused it."""
 
