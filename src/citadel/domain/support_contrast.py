@@ -24,13 +24,15 @@ import re
 CONTRAST_NAMES: tuple[str, ...] = ("identifiers_missing", "antonym_conflict")
 
 _IDENTIFIER = re.compile(
-    r"(?<!\S)--?[A-Za-z][\w-]*"  # an option flag, standing alone
-    r"|[A-Za-z_][\w.]*\("  # a call
-    r"|\b[A-Za-z]\w*_\w+"  # snake_case
-    r"|\b[A-Za-z]\w*\.[A-Za-z]\w*"  # a dotted name (not a decimal number)
-    r"|\b[a-z]+[A-Z]\w*"  # camelCase
-    r"|`[^`\n]+`"  # a back-quoted span
+    r"(?<!\S)--?[A-Za-z][\w-]*+"  # an option flag, standing alone
+    r"|(?<![\w.])[A-Za-z_][\w.]*+\("  # a call
+    r"|(?<!\w)[A-Za-z][A-Za-z0-9]*+_\w++"  # snake_case
+    r"|(?<![\w.])[A-Za-z]\w*+\.[A-Za-z]\w*+"  # a dotted name (not a decimal number)
+    r"|(?<!\w)[a-z]++[A-Z]\w*+"  # camelCase
+    r"|`[^`\n]++`"  # a back-quoted span
 )
+"""Each alternative starts only where a token does and never backtracks (possessive
+quantifiers), so a long run of word characters costs linear time."""
 _WORDS = re.compile(r"[a-z]+(?:-[a-z]+)*")
 
 _PAIRS = """
