@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from citadel.adapters.generators.openai import GeneratorError
+from citadel.adapters.generators.contract import GeneratorError
 from citadel.adapters.support.judge import JUDGED_LABELS, JudgedSupportChecker, SpanJudge
 from citadel.domain.secrets import SecretStr
 from citadel.domain.support import LABEL_ORDER, SupportLabel

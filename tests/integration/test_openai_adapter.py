@@ -31,7 +31,7 @@ import pytest
 
 from citadel.adapters.clock import FixedClock
 from citadel.adapters.files import FileDocuments
-from citadel.adapters.generators.openai import (
+from citadel.adapters.generators.contract import (
     PROMPT_SHA256,
     PROMPT_VERSION,
     SYSTEM_POLICY,
@@ -40,12 +40,12 @@ from citadel.adapters.generators.openai import (
     GeneratorConfigError,
     GeneratorError,
     InvalidProviderOutput,
-    OpenAICompatibleGenerator,
     ProviderStatusError,
     ProviderTimeout,
     ProviderUnavailable,
     RequestTooLarge,
 )
+from citadel.adapters.generators.openai import OpenAICompatibleGenerator
 from citadel.adapters.memory import InMemoryLibrary
 from citadel.adapters.parsers.markdown import MarkdownParser
 from citadel.app.answer import AnswerRequest, AnswerService

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from citadel.adapters.generators.openai import GeneratorConfigError, InvalidProviderOutput
+from citadel.adapters.generators.contract import GeneratorConfigError, InvalidProviderOutput
 from citadel.adapters.support.judge import (
     SYSTEM_POLICY,
     JudgedSupportChecker,

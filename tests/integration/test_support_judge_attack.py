@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from citadel.adapters.generators.openai import InvalidProviderOutput
+from citadel.adapters.generators.contract import InvalidProviderOutput
 from citadel.adapters.support.judge import JudgedSupportChecker, SpanJudge, parse_verdicts
 from citadel.domain.secrets import SecretStr
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, answer, running_server

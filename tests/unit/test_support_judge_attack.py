@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from citadel.adapters.generators.openai.errors import ProviderTimeout
+from citadel.adapters.generators.contract.errors import ProviderTimeout
 from citadel.adapters.support.judge import JudgedSupportChecker, SpanJudge
 from citadel.app.errors import AuditRecordUnreadable, NotFound
 from citadel.app.ports.support import JudgeBudget

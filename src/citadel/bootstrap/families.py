@@ -21,8 +21,9 @@ from typing import TypeVar
 
 from citadel.adapters.embedding.hashing import HashingEmbedder
 from citadel.adapters.embedding.minilm import MiniLmEmbedder
+from citadel.adapters.generators.contract import GeneratorConfigError
 from citadel.adapters.generators.extractive import ExtractiveGenerator
-from citadel.adapters.generators.openai import GeneratorConfigError, OpenAICompatibleGenerator
+from citadel.adapters.generators.openai import OpenAICompatibleGenerator
 from citadel.adapters.parsers.epub import EpubParser
 from citadel.adapters.parsers.html import HtmlParser
 from citadel.adapters.parsers.markdown import MarkdownParser

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 
-from citadel.adapters.generators.openai import GeneratorConfigError
+from citadel.adapters.generators.contract import GeneratorConfigError
 from citadel.adapters.support import default_checker
 from citadel.adapters.support.entailment import EntailmentSupportChecker
 from citadel.adapters.support.judge import JudgedSupportChecker, SpanJudge

@@ -9,7 +9,8 @@ each verdict recorded with the judge's model name. Quotations are never sent (th
 are ``verbatim`` by construction), and a ``contradicted`` label is never raised.
 
 The judge is hardened as the generator is, and with the generator's own parts
-(``adapters/generators/openai``): the endpoint rules (http only to loopback, no
+(``adapters/generators/openai``, its errors and strict decoder from
+``adapters/generators/contract``): the endpoint rules (http only to loopback, no
 credentials in the URL), the bounded exchange with one retry, the strict envelope
 and JSON decoding. On top: a strict ``json_schema`` reply of exactly one verdict per
 pair, ``json_object`` when the provider refuses schemas, its own deadline around the
@@ -36,13 +37,14 @@ from pathlib import Path
 
 import httpx
 
-from citadel.adapters.generators.openai.decode import message_content, parse_strict_json
-from citadel.adapters.generators.openai.errors import (
+from citadel.adapters.generators.contract.decode import parse_strict_json
+from citadel.adapters.generators.contract.errors import (
     GeneratorConfigError,
     GeneratorError,
     InvalidProviderOutput,
     ProviderTimeout,
 )
+from citadel.adapters.generators.openai.envelope import message_content
 from citadel.adapters.generators.openai.wire import (
     Wire,
     parse_endpoint,

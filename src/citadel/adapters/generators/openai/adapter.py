@@ -15,25 +15,20 @@ from pathlib import Path
 
 import httpx
 
-from citadel.adapters.generators.openai.decode import (
-    message_content,
-    parse_strict_json,
-    parse_two_line,
-)
-from citadel.adapters.generators.openai.errors import (
+from citadel.adapters.generators.contract.decode import parse_strict_json, parse_two_line
+from citadel.adapters.generators.contract.errors import (
     GeneratorConfigError,
     InvalidProviderOutput,
     ProviderStatusError,
     ProviderTimeout,
 )
-from citadel.adapters.generators.openai.prompt import (
-    FALLBACK,
+from citadel.adapters.generators.contract.prompt import (
     PROMPT_SHA256,
     PROMPT_VERSION,
     TWO_LINE_PROMPT_SHA256,
-    Mode,
-    request_body,
 )
+from citadel.adapters.generators.openai.envelope import message_content
+from citadel.adapters.generators.openai.request import FALLBACK, Mode, request_body
 from citadel.adapters.generators.openai.wire import (
     Reply,
     Wire,

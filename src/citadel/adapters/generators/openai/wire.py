@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from citadel.adapters.generators.openai.errors import (
+from citadel.adapters.generators.contract.errors import (
     GeneratorConfigError,
     InvalidProviderOutput,
     ProviderStatusError,

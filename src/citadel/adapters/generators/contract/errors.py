@@ -1,4 +1,5 @@
-"""The adapter's errors; the tree and every ``reason`` code is drawn in the package docstring.
+"""Every model-backed generator's errors; the tree and its ``reason`` codes are drawn in
+the package docstring.
 
 No message ever holds the API key, the prompt or a passage.
 """
