@@ -12,7 +12,7 @@ from citadel.adapters.generators.scripted import ScriptedGenerator
 from citadel.adapters.support import lexical_checker
 from citadel.domain.answer import DegradedReason, GenerationRequest
 from citadel.domain.limits import Limits
-from citadel.domain.quotation import find_quotation, quotes_a_sentence, verbatim_span
+from citadel.domain.quotation import find_quotation, verbatim_span
 from citadel.domain.statement import (
     asserts_nothing,
     content_words,
@@ -244,20 +244,3 @@ def test_a_question_and_a_title_assert_nothing_a_sentence_does() -> None:
     assert asserts_nothing("Which object names blobs?")
     assert asserts_nothing("Blob Objects")
     assert not asserts_nothing("Trees name blobs.")
-
-
-@pytest.mark.parametrize(
-    ("segment", "quotes"),
-    [
-        ("Trees name blobs and other trees. They are compressed.", True),
-        ("They are compressed. Trees name blobs and other trees.", True),
-        ("Trees name blobs and other trees.", False),  # one sentence: verbatim, not "in part"
-        ("Trees name blobs. They are compressed.", False),  # no sentence copied whole
-        ("Blob Objects. They are compressed.", False),  # a title is no statement
-    ],
-)
-def test_a_segment_quotes_a_sentence_when_one_of_several_is_copied_whole(
-    segment: str, quotes: bool
-) -> None:
-    passage = "Blob Objects. Trees name blobs and other trees. Git stores every version."
-    assert quotes_a_sentence(segment, passage) is quotes

@@ -55,6 +55,9 @@ def test_the_packaged_metadata_describes_the_pinned_graph() -> None:
         {"max_pieces": 1000},
         {"sentences": 0},
         {"name": ""},
+        {"max_pieces": "112"},  # a string, a fraction, a boolean: no count
+        {"max_pieces": 112.9},
+        {"sentences": True},
     ],
 )
 def test_malformed_metadata_is_refused(tmp_path: Path, changes: dict[str, Any]) -> None:
@@ -174,3 +177,34 @@ def test_the_run_time_cut_keeps_the_segment_whole() -> None:
 
 
 WORDS = ["negative", "zero", "NA", "missing", "complex", "character", "logical", "large", "odd"]
+
+
+def test_metadata_too_deep_or_too_large_to_read_is_refused_naming_the_file(
+    tmp_path: Path,
+) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000, "utf-8")
+    huge = tmp_path / "huge.json"
+    huge.write_text(
+        PACKAGED.joinpath("entailment.json")
+        .read_text("utf-8")
+        .replace('"max_pieces": 112', '"max_pieces": 1e400'),
+        "utf-8",
+    )
+    for path in (deep, huge):
+        with pytest.raises(EntailmentUnavailable, match=str(path.name)):
+            read_metadata(path)
+
+
+def test_a_huge_passage_is_read_as_its_chunk_sized_beginning() -> None:
+    """The pair is cut by characters before the tokenizer's own cut (which grows with
+    the square of the length): far past what the pieces kept span, so the result is
+    the one of a passage already short."""
+    segment = "Index matrices may contain negative indices."
+    start = "Index matrices must not contain negative indices, but may contain NA. "
+    checker = EntailmentSupportChecker()
+    long_passage = start + "filler words " * 20_000
+    short_passage = start + "filler words " * 100  # under the character cut
+    (far,) = checker.probabilities([(segment, long_passage)])
+    (near,) = checker.probabilities([(segment, short_passage)])
+    assert np.allclose(far, near)

@@ -107,7 +107,11 @@ def test_a_zero_probability_is_read_at_the_floor_not_as_minus_infinity() -> None
         ({"inputs": [*INPUTS, "invented"]}, "stack.inputs"),
         ({"inputs": [*INPUTS, INPUTS[-1]]}, "stack.inputs"),  # twice
         ({"mean": [0.0] * (WIDTH - 1)}, "stack.mean"),
-        ({"scale": [0.0] * WIDTH}, "positive"),
+        ({"scale": [0.0] * WIDTH}, "at least"),
+        ({"scale": [1e-308] * WIDTH}, "at least"),  # finite, but the layer would overflow
+        ({"coef": [[1e308] * WIDTH] * 3}, "within"),
+        ({"mean": [True] * WIDTH}, "numbers only"),
+        ({"intercept": ["0", 0.0, 0.0]}, "numbers only"),
         ({"coef": [[0.0] * WIDTH] * 2}, "stack.coef"),
         ({"intercept": [0.0, float("nan"), 0.0]}, "finite"),
     ],
@@ -142,16 +146,35 @@ def test_the_checker_grades_what_the_layer_gives(tmp_path: Path) -> None:
     assert support.label.value == "contradicted"
 
 
-def test_a_passage_does_not_contradict_a_sentence_quoted_from_it(tmp_path: Path) -> None:
-    """Whatever the model says: a segment that copies one of the passage's sentences
-    whole and adds another is at most ``partial`` against that passage, never
-    ``contradicted`` by it (SmolLM2's copy-and-continue answers; the model reads them as
-    minimal edits). A segment that copies nothing is still contradicted."""
+def test_a_sentence_copied_from_the_passage_hides_no_contradiction(tmp_path: Path) -> None:
+    """A segment that copies one of the passage's sentences and contradicts it in the
+    next stays ``contradicted`` (a hostile review: an earlier rule let the copy turn it
+    into ``partial``, which would show a contradiction as partly supported). The layer
+    here calls contradiction whenever most of the segment's words are in the passage."""
     passage = "Trees name blobs and other trees. Git stores every version of a file as a blob."
-    copied = "Trees name blobs and other trees. They are also compressed with zlib."
-    edited = "Trees never name blobs or other trees."
-    loud = identity(coef=np.zeros((3, WIDTH)).tolist(), intercept=[0.0, 9.0, 0.0])
+    coef = np.zeros((3, WIDTH))
+    coef[1, INPUTS.index("coverage")] = 20.0
+    layer = identity(coef=coef.tolist(), intercept=[0.0, -8.0, 0.0])
+    checker = EntailmentSupportChecker(metadata_path=metadata(tmp_path, stack=layer))
+    hidden, edited = checker.check(
+        [
+            ("Trees name blobs and other trees. Git stores no version of a file.", passage),
+            ("Trees never name blobs or other trees.", passage),
+        ]
+    )
+    assert hidden.label.value == "contradicted"
+    assert edited.label.value == "contradicted"
+
+
+@pytest.mark.parametrize(
+    ("intercept", "label"), [([9.0, 0.0, 0.0], "unsupported"), ([0.0, 9.0, 0.0], "contradicted")]
+)
+def test_a_title_is_never_supported_but_stays_contradicted(
+    tmp_path: Path, intercept: list[float], label: str
+) -> None:
+    """Dropping a sentence's last stop makes it title-shaped (a hostile review): it may
+    lose ``supported``, never ``contradicted``."""
+    loud = identity(coef=np.zeros((3, WIDTH)).tolist(), intercept=intercept)
     checker = EntailmentSupportChecker(metadata_path=metadata(tmp_path, stack=loud))
-    quoted, contradicted = checker.check([(copied, passage), (edited, passage)])
-    assert quoted.label.value == "partial"
-    assert contradicted.label.value == "contradicted"
+    (support,) = checker.check([("It Is Disabled By Default", "It is enabled by default.")])
+    assert support.label.value == label

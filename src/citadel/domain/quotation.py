@@ -18,7 +18,6 @@ import unicodedata
 from dataclasses import dataclass
 
 from citadel.domain.statement import is_statement
-from citadel.domain.text import split_sentences
 
 # Typographic quotes and dashes a writer (or a model) may swap for the ASCII ones.
 _FOLD = {
@@ -179,16 +178,6 @@ def verbatim_span(segment: str, passage: str) -> tuple[int, int] | None:
     if not is_statement(segment):
         return None
     return find_quotation(segment, passage)
-
-
-def quotes_a_sentence(segment: str, passage: str) -> bool:
-    """Whether a segment of several sentences quotes one of them whole from ``passage``
-    (``verbatim_span`` of that sentence): the passage then says at least that much of
-    what the segment says, so it supports the segment in part whatever the rest is."""
-    spans = split_sentences(segment)
-    return len(spans) > 1 and any(
-        verbatim_span(segment[start:end].strip(), passage) is not None for start, end in spans
-    )
 
 
 def same_modulo_whitespace(a: str, b: str) -> bool:

@@ -50,7 +50,8 @@ correction of previous commands", "12.3. Class Groups and Units, bnf", "Installi
 Git on Linux:"). A lower-case line such as ``git fetch origin`` is left to the other
 rules; so, at the other end, is a heading of seven words or more. The cost of the
 rule's mistakes is small: an unpunctuated six-word sentence ("The default port is
-5432") is scored like any segment instead of being ``verbatim``."""
+5432") is not ``verbatim``, and never ``supported`` or ``partial``
+(``asserts_nothing``); a ``contradicted`` label it gets stays."""
 _SENTENCE_END = re.compile(r"[.!;…。！；][\s\"')\]”’]*$")
 _HEADING_MARKER = re.compile(
     r"\s*(?:\d+(?:\.\d+)+\.?|\d+\.|#{1,6}|\(\w{1,3}\)|\w{1,3}\)|§\s*[\d.]*\d)\s+"

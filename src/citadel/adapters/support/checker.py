@@ -185,10 +185,13 @@ class FeatureSupportChecker:
 
 
 def unasserted(segment: str, support: Support) -> Support:
-    """A question or a title is ``unsupported`` whatever its score: it asserts nothing
-    for a passage to support or contradict (``statement.asserts_nothing``). Shared by
-    every checker."""
-    if support.label is SupportLabel.VERBATIM or not asserts_nothing(segment):
+    """A question or a title is never ``supported`` or ``partial``, whatever its score:
+    it asserts nothing for a passage to support (``statement.asserts_nothing``). A
+    ``contradicted`` label stays: dropping a sentence's last stop must not hide a
+    contradiction. Shared by every checker."""
+    if support.label not in (SupportLabel.SUPPORTED, SupportLabel.PARTIAL):
+        return support
+    if not asserts_nothing(segment):
         return support
     return Support(support.score, SupportLabel.UNSUPPORTED)
 

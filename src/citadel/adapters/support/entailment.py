@@ -40,7 +40,7 @@ from citadel.adapters.support.checker import NON_VERBATIM_CEILING, graded, unass
 from citadel.adapters.support.stack import Stack
 from citadel.app.errors import ModelUnavailable
 from citadel.app.ports.support import JudgeBudget
-from citadel.domain.quotation import quotes_a_sentence, verbatim_span
+from citadel.domain.quotation import verbatim_span
 from citadel.domain.support import Support, SupportLabel
 from citadel.domain.support_contrast import contrast_features
 from citadel.domain.support_features import FEATURE_NAMES, features_and_sentences
@@ -101,8 +101,8 @@ def read_metadata(path: Path | None = None) -> EntailmentInfo:
         thresholds = document["thresholds"]
         info = EntailmentInfo(
             name=_text(document["name"], "name"),
-            max_pieces=int(document["max_pieces"]),
-            sentences=int(document["sentences"]),
+            max_pieces=_count(document["max_pieces"], "max_pieces"),
+            sentences=_count(document["sentences"], "sentences"),
             supported=_probability(thresholds["supported"], "thresholds.supported"),
             partial=_probability(thresholds["partial"], "thresholds.partial"),
             contradicted=_probability(thresholds["contradicted"], "thresholds.contradicted"),
@@ -110,7 +110,15 @@ def read_metadata(path: Path | None = None) -> EntailmentInfo:
             stack=Stack.from_document(document["stack"]) if "stack" in document else None,
             provenance={k: v for k, v in document.items() if k not in _READ},
         )
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+    except (
+        OSError,
+        UnicodeDecodeError,
+        ValueError,
+        KeyError,
+        TypeError,
+        OverflowError,
+        RecursionError,
+    ) as exc:
         raise EntailmentUnavailable(f"cannot read the entailment metadata {where}: {exc}") from exc
     if not 3 <= info.max_pieces <= 512 or not 1 <= info.sentences <= 16:
         raise EntailmentUnavailable(
@@ -127,6 +135,12 @@ def read_metadata(path: Path | None = None) -> EntailmentInfo:
 def _text(value: Any, key: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{key} must be a non-empty string")
+    return value
+
+
+def _count(value: Any, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{key} must be a whole number")
     return value
 
 
@@ -212,23 +226,21 @@ class EntailmentSupportChecker:
         stack = self.info.stack
         if stack is None:
             return [(softmax(v), row) for v, row in zip(logits, rows, strict=True)]
-        return [
-            (stack.probabilities(softmax(v), row, contrast_features(segment, passage)), row)
-            for v, row, (segment, passage) in zip(logits, rows, pairs, strict=True)
-        ]
+        out = []
+        for v, row, (segment, passage) in zip(logits, rows, pairs, strict=True):
+            probs = stack.probabilities(softmax(v), row, contrast_features(segment, passage))
+            if not np.isfinite(probs).all():
+                raise EntailmentUnavailable(f"the entailment layer gave {probs.tolist()}")
+            out.append((probs, row))
+        return out
 
     def _judge(self, pairs: Sequence[tuple[str, str]]) -> list[Support]:
         found: list[Support] = []
-        for (segment, passage), (probs, row) in zip(pairs, self._read(pairs), strict=True):
-            entails, contradicts = float(probs[0]), float(probs[1])
+        for probs, row in self._read(pairs):
+            entails = float(probs[0])
             score = min(max(entails, 0.0), NON_VERBATIM_CEILING)
-            if contradicts >= self.info.contradicted and int(np.argmax(probs)) == 1:
-                # A passage does not contradict the sentence it is quoted for: the
-                # model reads a copied sentence with more after it as a minimal edit.
-                quoted = quotes_a_sentence(segment, passage)
-                found.append(
-                    Support(score, SupportLabel.PARTIAL if quoted else SupportLabel.CONTRADICTED)
-                )
+            if self._contradicts(probs):
+                found.append(Support(score, SupportLabel.CONTRADICTED))
                 continue
             found.append(
                 graded(
@@ -241,3 +253,6 @@ class EntailmentSupportChecker:
                 )
             )
         return found
+
+    def _contradicts(self, probs: np.ndarray) -> bool:
+        return float(probs[1]) >= self.info.contradicted and int(np.argmax(probs)) == 1

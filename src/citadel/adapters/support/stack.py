@@ -38,6 +38,9 @@ INPUTS: tuple[str, ...] = (
 """What a layer can read, in this order: a stored layer names some of them (the three
 log-probabilities always), in this order; one naming anything else is refused."""
 CLASSES = 3
+_LARGEST = 1e6
+"""No stored value may exceed this in size, nor a scale fall below its inverse: a fitted
+layer is far inside both, and outside them the arithmetic can overflow."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +75,8 @@ class Stack:
         width = len(names)
         mean = _array(document["mean"], (width,), "stack.mean")
         scale = _array(document["scale"], (width,), "stack.scale")
-        if not bool((scale > 0).all()):
-            raise ValueError("stack.scale must be positive")
+        if not bool((scale >= 1 / _LARGEST).all()):
+            raise ValueError(f"stack.scale must be at least {1 / _LARGEST}")
         coef = _array(document["coef"], (CLASSES, width), "stack.coef")
         intercept = _array(document["intercept"], (CLASSES,), "stack.intercept")
         return cls(take, mean, scale, coef, intercept)
@@ -101,9 +104,20 @@ def inputs(
 
 
 def _array(value: Any, shape: tuple[int, ...], key: str) -> np.ndarray:
+    if not _numbers(value):
+        raise ValueError(f"{key} must hold numbers only (no booleans or strings)")
     out = np.asarray(value, dtype=np.float64)
     if out.shape != shape:
         raise ValueError(f"{key} must have shape {shape}, not {out.shape}")
     if not all(math.isfinite(v) for v in out.reshape(-1)):
         raise ValueError(f"{key} must be finite")
+    if bool((np.abs(out) > _LARGEST).any()):
+        raise ValueError(f"{key} must lie within ±{_LARGEST:g}")
     return out
+
+
+def _numbers(value: Any) -> bool:
+    """A number, or a list of them, nested: never a boolean or a string."""
+    if isinstance(value, list):
+        return all(_numbers(v) for v in value)
+    return isinstance(value, int | float) and not isinstance(value, bool)
