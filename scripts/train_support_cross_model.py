@@ -236,8 +236,8 @@ def fuse_gelu(path: Path) -> int:
     node ``com.microsoft.Gelu(x)`` (the exact erf form), in place; return how many.
 
     onnxruntime does not fuse this operand order itself; its kernel computes the
-    same function in one pass over the tensor instead of five. A graph without the
-    pattern is left as it is.
+    same function in one pass over the tensor instead of five. A graph without an
+    ``Erf`` is left as it is; an ``Erf`` in any other shape is refused (``ValueError``).
     """
     import onnx
     from onnx import helper
@@ -251,15 +251,17 @@ def fuse_gelu(path: Path) -> int:
     producer = {out: n for n in graph.node for out in n.output}
 
     def only_use(n: onnx.NodeProto, op: str, constant: str | None = None) -> onnx.NodeProto:
-        (use,) = consumers[n.output[0]]
-        assert use.op_type == op and (constant is None or constant in use.input), use
-        return use
+        uses = consumers.get(n.output[0], [])
+        if len(uses) != 1 or uses[0].op_type != op or (constant and constant not in uses[0].input):
+            raise ValueError(f"{path}: {n.name} is not followed by the GELU's {op}")
+        return uses[0]
 
     replaced: dict[int, onnx.NodeProto] = {}
     removed: set[int] = set()
     for erf in [n for n in graph.node if n.op_type == "Erf"]:
-        scaled = producer[erf.input[0]]
-        assert scaled.op_type == "Mul" and scaled.input[1] == "rsqrt2", scaled
+        scaled = producer.get(erf.input[0])
+        if scaled is None or scaled.op_type != "Mul" or scaled.input[1] != "rsqrt2":
+            raise ValueError(f"{path}: {erf.name} is not the GELU's erf(x * 1/sqrt 2)")
         x = scaled.input[0]
         plus_one = only_use(erf, "Add", "one")
         gate = only_use(plus_one, "Mul", "half")
