@@ -1,5 +1,5 @@
 """A PDF ingested by the CLI keeps its original, as an upload does: the viewer can
-then show its cited page as printed (the rule lives in app/originals.py)."""
+then show its cited page as printed (the ingest use case keeps it: app/ingest/originals.py)."""
 
 from __future__ import annotations
 

@@ -40,6 +40,14 @@ class FileDocument:
     metadata: DocumentMetadata | None
     parsers: tuple[DocumentParser, ...]
 
+    @property
+    def original(self) -> Path | None:
+        """The file itself when it is a PDF (its first bytes say so)."""
+        if not self.path.is_file():  # a folder book (HTML with its index.html) is no PDF
+            return None
+        with self.path.open("rb") as handle:
+            return self.path if handle.read(5) == b"%PDF-" else None
+
     def parse(self, progress: ProgressCallback | None = None) -> ParsedDocument:
         parser = self._parser()
         try:

@@ -33,6 +33,14 @@ class SourceDetails:
     versions: tuple[SourceVersion, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class SourcePassage:
+    """One passage of a version, with the source it belongs to."""
+
+    source: Source
+    chunk: Chunk
+
+
 class LibraryService:
     def __init__(
         self,
@@ -67,6 +75,32 @@ class LibraryService:
         if not known[wanted].retained:
             raise NotFound(f"version {wanted} of {source_id} is past retention")
         return self._chunks.chunks(actor.tenant, source_id, wanted)
+
+    def passage(self, source_id: str, version: int, chunk_id: str, actor: Actor) -> SourcePassage:
+        """Passage ``chunk_id`` of that version: ``Forbidden`` or ``NotFound`` unless
+        ``actor`` may read that version now (as ``show`` and ``chunks`` read it: tenant,
+        groups, deletion, retention)."""
+        source = self._readable(source_id, actor)
+        chunk = next(
+            (c for c in self.chunks(source_id, actor, version) if c.chunk_id == chunk_id), None
+        )
+        if chunk is None:
+            raise NotFound(f"version {version} of {source_id} has no passage {chunk_id}")
+        return SourcePassage(source, chunk)
+
+    def found_passage(self, chunk_id: str, actor: Actor) -> SourcePassage:
+        """A passage by the chunk id a search gave (its ``evidence_id``), if ``actor`` may
+        read it now (``passage``). One that does not exist and one the actor may not read
+        are refused alike (``NotFound``), so the refusal says nothing of the source."""
+        refused = NotFound(f"no passage {chunk_id} that you may read")
+        stored = self._chunks.passages([chunk_id]).get(chunk_id)
+        if stored is None or stored.source.tenant != actor.tenant:
+            raise refused
+        chunk = stored.chunk
+        try:
+            return self.passage(chunk.source_id, chunk.version, chunk.chunk_id, actor)
+        except (NotFound, Forbidden):
+            raise refused from None
 
     def move(self, source_id: str, origin: str, actor: Actor) -> Source:
         """Record a new location; identity, versions and citations are unchanged."""

@@ -24,6 +24,7 @@ import secrets
 from collections.abc import Iterable, Sequence
 
 from citadel.app.errors import (
+    AppError,
     Forbidden,
     InvalidRequest,
     LastAdmin,
@@ -205,6 +206,14 @@ class UserService:
         if user is None:
             raise Unauthenticated(f"no user {name}")
         return self._active(user)
+
+    def reader(self, name: str) -> Actor | None:
+        """The actor of ``name`` as the store has it now; ``None`` when the user is
+        unknown or disabled (the readers the shadow and golden-citation checks judge for)."""
+        try:
+            return self.actor(name)
+        except AppError:
+            return None
 
     def confirm(self, asserted: Actor) -> Actor:
         """The actor a call runs for when a caller asserts ``asserted``; ``Forbidden`` unless

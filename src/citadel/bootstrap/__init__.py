@@ -18,6 +18,7 @@ from citadel.app.answer_cache import AnswerCache
 from citadel.app.answerability import DEFAULT_THRESHOLD, AnswerabilityStep
 from citadel.app.audit import AuditService
 from citadel.app.circuit import CircuitBreaker
+from citadel.app.citation_golden import GoldenCitationCheck
 from citadel.app.evaluation import BeirDataset
 from citadel.app.ingest import IngestService
 from citadel.app.library import LibraryService
@@ -36,6 +37,7 @@ from citadel.app.ports.tracing import NullTracer, Tracer
 from citadel.app.reindex import ReindexService
 from citadel.app.resolver import CitationResolver
 from citadel.app.search import SearchService
+from citadel.app.shadow import ShadowService
 from citadel.app.support import SupportStep
 from citadel.app.users import UserService
 from citadel.bootstrap.families import default_parsers, embedder_for, generator_for
@@ -73,6 +75,10 @@ class Services:
     metrics: PrometheusMetrics
     viewer: ViewerSigner
     """Mints (through the resolver) and verifies the signed viewer links."""
+    shadow: ShadowService
+    """Classifies another assistant's citations by the registry (``citadel shadow``)."""
+    golden_citations: GoldenCitationCheck
+    """Checks the golden citation set on the library (``citadel eval citations``)."""
     closers: tuple[Any, ...] = ()
     pages: PageImages | None = None
     """Renders a cited PDF page for the viewer; None shows text only."""
@@ -141,6 +147,7 @@ def build(
     originals = kept_originals(library, settings.home, settings.originals_cache_bytes)
     names = NameRegister(users, library)  # new names are checked against users' and ACLs'
     images = page_images(settings, metrics)  # bootstrap/pages.py
+    users_service = UserService(users, clock, names)
     return Services(
         settings=settings,
         ingest=IngestService(
@@ -158,7 +165,7 @@ def build(
         documents=FileDocuments(default_parsers(settings), max_file_bytes=settings.max_file_bytes),
         reindex=ReindexService(library, chosen_embedder, units=(library, stored_units)),
         library=LibraryService(library, library, originals, names),
-        users=UserService(users, clock, names),
+        users=users_service,
         search=search,
         answer=AnswerService(
             retrieval or search,
@@ -181,6 +188,8 @@ def build(
         resolver=resolver,
         metrics=metrics,
         viewer=viewer,
+        shadow=ShadowService(library, users_service.reader),
+        golden_citations=GoldenCitationCheck(library, library, resolver, users_service.reader),
         registry=library,
         chunks=library,
         closers=(*([] if retrieval is None else [retrieval]), images, search, originals, library),

@@ -2,7 +2,8 @@
 
 The use case receives documents (``IncomingDocument``, from a ``DocumentReader``
 such as ``citadel.adapters.files`` for files and uploads, or ``ParsedInput``
-for text already parsed) and never reads a file itself:
+for text already parsed) and never reads a file itself (a document names the
+file to keep as its original):
 
 - ``options``    what is asked (``IngestOptions``), filled from the document's manifest;
 - ``service``    the use case (``IngestService``): the request check, once per
@@ -10,7 +11,8 @@ for text already parsed) and never reads a file itself:
 - ``versions``   the version decision (``VersionPlanner``): a new source, the next
                  version of one the actor may write, or unchanged (``IngestReport``);
 - ``embedding``  vectors for the new chunks, cached ones reused (``ChunkEmbedding``);
-- ``metering``   each document counted and timed by format and outcome.
+- ``metering``   each document counted and timed by format and outcome;
+- ``originals``  a PDF's file kept as its version's original, for the viewer.
 """
 
 from citadel.app.ingest.options import IngestOptions

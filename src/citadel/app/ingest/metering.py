@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from citadel.app.errors import IngestError
 from citadel.app.ingest.versions import IngestReport
@@ -64,6 +64,10 @@ class _Observed:
     @property
     def metadata(self) -> DocumentMetadata | None:
         return self._document.metadata
+
+    @property
+    def original(self) -> Path | None:
+        return self._document.original
 
     def parse(self, progress: ProgressCallback | None = None) -> ParsedDocument:
         parsed = self._document.parse(progress)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from citadel.app.errors import Forbidden, IngestError, LookalikeName, VersionConflict
 from citadel.app.ingest.embedding import ChunkEmbedding
 from citadel.app.ingest.metering import metered
 from citadel.app.ingest.options import IngestOptions
+from citadel.app.ingest.originals import keep_original
 from citadel.app.ingest.versions import IngestReport, PreparedVersion, VersionPlanner
 from citadel.app.library import require_librarian
 from citadel.app.names import NameRegister
@@ -54,6 +56,10 @@ class ParsedInput:
     def metadata(self) -> DocumentMetadata | None:
         return None
 
+    @property
+    def original(self) -> Path | None:
+        return None
+
     def parse(self, progress: ProgressCallback | None = None) -> ParsedDocument:
         return self.document
 
@@ -72,8 +78,9 @@ class IngestService:
     Reading files is not done here: a ``DocumentReader`` hands documents over.
     ``units``, when given, cuts each new chunk's text into the quotable units stored
     beside it (``Chunk.units``: the extractive generator's, so it need not cut them
-    on every answer). ``originals``: the kept PDF originals, whose versions past
-    retention are dropped when retention drops their text (whoever ingested them).
+    on every answer). ``originals``: the kept PDF originals: each PDF ingested one by
+    one is kept there (``ingest``), and versions past retention are dropped when
+    retention drops their text (whoever ingested them).
     """
 
     def __init__(
@@ -113,12 +120,17 @@ class IngestService:
         """Ingest one document for ``actor``; its manifest fills what ``options`` leave
         unset. Raise ``IngestError`` when refused (nothing of it is written then);
         ``progress`` follows the parse, ``embed_progress`` the embedding. Counted
-        and timed by format and outcome in ``metrics`` (``metering``)."""
-        return metered(
+        and timed by format and outcome in ``metrics`` (``metering``). Then the
+        document's original (a PDF's file) is kept in ``originals`` for the version
+        (``keep_original``; its errors are the ingest's, raised once it is counted)."""
+        report = metered(
             self._metrics,
             document,
             lambda observed: self._ingest_one(observed, options, actor, progress, embed_progress),
         )
+        if self._originals is not None and (original := document.original) is not None:
+            keep_original(self._originals, self._registry, original, report, actor)
+        return report
 
     def _ingest_one(
         self,

@@ -69,6 +69,13 @@ class IncomingDocument(Protocol):
         upload or a parsed corpus)."""
         ...
 
+    @property
+    def original(self) -> Path | None:
+        """The file to keep as the ingested version's original, asked after the ingest:
+        a PDF's (for the viewer's page images); ``None`` for any other file, a
+        folder-as-book or text parsed already."""
+        ...
+
     def parse(self, progress: ProgressCallback | None = None) -> ParsedDocument:
         """The parsed document; ``IngestError`` naming ``shown`` when no parser takes
         it (``unsupported``) or its parser refuses it (the parser's reason)."""

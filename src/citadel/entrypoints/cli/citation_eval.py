@@ -12,9 +12,8 @@ from typing import Annotated, Any
 
 import typer
 
-from citadel.app.citation_golden import GoldenCase, GoldenCitationCheck, GoldenReport, parse_golden
+from citadel.app.citation_golden import GoldenCase, GoldenReport, parse_golden
 from citadel.app.errors import AppError, InvalidRequest
-from citadel.domain.users import Actor
 from citadel.entrypoints.cli import jsonl
 from citadel.entrypoints.cli.support import (
     HomeOption,
@@ -101,16 +100,8 @@ def eval_citations(
         err.print(f"[red]error:[/red] {terminal_safe(str(golden))} {terminal_safe(str(exc))}")
         raise typer.Exit(2) from exc
     with open_services(home) as services:
-
-        def reader(name: str) -> Actor | None:
-            try:
-                return services.users.actor(name)
-            except AppError:
-                return None
-
-        check = GoldenCitationCheck(services.registry, services.chunks, services.resolver, reader)
         try:
-            report = check.run(cases, local_actor(services.settings))
+            report = services.golden_citations.run(cases, local_actor(services.settings))
         except AppError as exc:
             print_error(exc)
             raise typer.Exit(1) from exc

@@ -23,7 +23,6 @@ from citadel import package_version
 from citadel.app.answer import AnswerRequest
 from citadel.app.errors import AppError, IngestError, LibraryChanged
 from citadel.app.ingest import IngestOptions
-from citadel.app.originals import keep_original
 from citadel.app.ports import ProgressCallback
 from citadel.bootstrap import Services
 from citadel.domain.errors import DomainError
@@ -153,7 +152,6 @@ def ingest(
                         progress=parsed,
                         embed_progress=embedded,
                     )
-                keep_original(services.originals, services.library, path, report, operator)
             except (AppError, DomainError) as exc:
                 # A refused file (IngestError), a value the domain refused, or what
                 # stops any file now (the embedding model cannot load): reported per

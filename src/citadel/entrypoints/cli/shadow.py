@@ -13,9 +13,8 @@ from typing import Annotated, Any
 import typer
 
 from citadel.app.errors import AppError
-from citadel.app.shadow import MEASURES, Category, ShadowReport, ShadowService
+from citadel.app.shadow import MEASURES, Category, ShadowReport
 from citadel.app.shadow_input import MAX_LINE_BYTES, BadRecord, ShadowRecord, parse_record
-from citadel.domain.users import Actor
 from citadel.entrypoints.cli import jsonl
 from citadel.entrypoints.cli.support import (
     AsOption,
@@ -101,15 +100,8 @@ def shadow(
         raise typer.Exit(2) from exc
     with open_services(home) as services:
         actor = actor_for(services, as_user)
-
-        def reader(name: str) -> Actor | None:
-            try:
-                return services.users.actor(name)
-            except AppError:
-                return None  # unknown or disabled: shown nothing
-
         try:
-            report = ShadowService(services.registry, reader).run(records, actor)
+            report = services.shadow.run(records, actor)
         except AppError as exc:
             print_error(exc)
             raise typer.Exit(1) from exc

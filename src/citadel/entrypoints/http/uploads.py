@@ -33,7 +33,6 @@ from starlette.requests import Request
 
 from citadel.app.errors import Forbidden, InvalidRequest
 from citadel.app.ingest import IngestOptions, IngestReport
-from citadel.app.originals import keep_original
 from citadel.bootstrap import Services
 from citadel.domain.integers import declared_over
 from citadel.domain.users import Actor
@@ -225,9 +224,7 @@ def ingest_upload(services: Services, upload: Upload, actor: Actor) -> IngestRep
     """Ingest the received file; reports and errors name the uploaded file."""
     options = options_for(upload, actor)
     document = services.documents.received(upload.path, name=upload.filename)
-    report = services.ingest.ingest(document, options, actor=actor)
-    keep_original(services.originals, services.library, upload.path, report, actor)
-    return report
+    return services.ingest.ingest(document, options, actor=actor)
 
 
 def spool_root(services: Services) -> Path:

@@ -7,9 +7,9 @@
 - ``get_passage``: a cited passage by ``answer_id`` and ``ref`` (the citation is
   looked up in the audit log and resolved again for the caller now, as
   ``GET /v1/answers/{id}/citations/{ref}`` does), or a found passage by its
-  ``evidence_id``; either way the text is read through ``services.library``, with
-  the reader's access checked now as the viewer checks it (tenant, groups,
-  deletion, retention).
+  ``evidence_id``; either way the text is read through ``services.library``
+  (``passage``, ``found_passage``), which checks the reader's access now as the
+  viewer checks it (tenant, groups, deletion, retention).
 
 Errors are ``AppError``/``InvalidValue`` with messages written for the caller;
 ``server.dispatch`` turns them into MCP tool errors.
@@ -23,9 +23,7 @@ from citadel.app.answer import Answering, AnswerRequest
 from citadel.app.errors import Forbidden, InvalidRequest, NotFound
 from citadel.bootstrap import Services
 from citadel.domain.answer import LinkState
-from citadel.domain.document import Chunk
 from citadel.domain.search import SearchFilters, SearchMode, SearchRequest
-from citadel.domain.source import Source
 from citadel.domain.users import Actor
 from citadel.entrypoints.mcp.models import AskOutput, PassageOut, SearchOutput
 from citadel.entrypoints.mcp.presenting import ask_output, passage_output, search_output
@@ -108,34 +106,11 @@ class CitadelTools:
             raise Forbidden(f"citation {ref} is of a source you may not see")
         if link.state is LinkState.DELETED:
             raise NotFound(f"the source of citation {ref} has been deleted")
-        source, chunk = self._readable(actor, target.source_id, target.version, target.chunk_id)
-        return passage_output(source, chunk, link=link, span=target.span)
+        found = services.library.passage(target.source_id, target.version, target.chunk_id, actor)
+        return passage_output(found.source, found.chunk, link=link, span=target.span)
 
     def found_passage(self, actor: Actor, evidence_id: str) -> PassageOut:
         """A passage by the ``evidence_id`` search gave (its chunk id), if ``actor`` may
-        read it now. A passage that does not exist and one the caller may not read
-        are refused alike, so the refusal says nothing of the source."""
-        refused = NotFound(f"no passage {evidence_id} that you may read")
-        stored = self.services.chunks.passages([evidence_id]).get(evidence_id)
-        if stored is None or stored.source.tenant != actor.tenant:
-            raise refused
-        chunk = stored.chunk
-        try:
-            source, found = self._readable(actor, chunk.source_id, chunk.version, chunk.chunk_id)
-        except (NotFound, Forbidden):
-            raise refused from None
-        return passage_output(source, found)
-
-    def _readable(
-        self, actor: Actor, source_id: str, version: int, chunk_id: str
-    ) -> tuple[Source, Chunk]:
-        """The source and the chunk, read through the library use case: ``Forbidden`` or
-        ``NotFound`` unless ``actor`` may read that version now (the viewer's check)."""
-        library = self.services.library
-        details = library.show(source_id, actor)
-        chunk = next(
-            (c for c in library.chunks(source_id, actor, version) if c.chunk_id == chunk_id), None
-        )
-        if chunk is None:
-            raise NotFound(f"version {version} of {source_id} has no passage {chunk_id}")
-        return details.source, chunk
+        read it now; the library's rule (``LibraryService.found_passage``) decides."""
+        found = self.services.library.found_passage(evidence_id, actor)
+        return passage_output(found.source, found.chunk)
