@@ -34,6 +34,8 @@ class ParsedDocument:
     tags: tuple[str, ...] = ()
     page_count: int = 0
     skipped_pages: tuple[int, ...] = field(default=())
+    warnings: tuple[str, ...] = ()
+    """What the parser says about the file's text, in citadel's words (a damaged PDF's)."""
 
 
 @dataclass(frozen=True, slots=True)

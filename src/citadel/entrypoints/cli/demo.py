@@ -27,6 +27,7 @@ from citadel.config import ConfigError, Settings
 from citadel.domain.search import SearchRequest
 from citadel.domain.users import Actor, Role
 from citadel.entrypoints.cli.text import answer_text, terminal_safe
+from citadel.entrypoints.present.labels import page_count_text
 
 R_QUESTIONS = (
     "How do I read data from a file into a data frame?",
@@ -141,8 +142,9 @@ def run_demo(home: Path, console: Console) -> int:
                 console.print(f"[red]could not ingest[/red] {escape(str(exc))}")
                 return 1
             console.print(
-                f"Ingested {report.title!r} ({report.status}): {report.pages} pages,"
-                f" {report.sections} sections, {report.chunks} chunks"
+                f"Ingested {report.title!r} ({report.status}):"
+                f" {page_count_text(report.pages)}{report.sections} sections,"
+                f" {report.chunks} chunks"
             )
         for number, question in enumerate(library.questions, start=1):
             result = asyncio.run(

@@ -26,6 +26,7 @@ from citadel.entrypoints.present.labels import (
     NOT_IN_LIBRARY_NOTE,
     chapter_label,
     footnote,
+    page_count_text,
     pages_label,
     support_mark,
 )
@@ -171,7 +172,7 @@ def source_details_text(details: SourceDetails) -> str:
         kept = "" if v.retained else " (text dropped by retention)"
         lines.append(
             f"   {mark} v{v.version}  {v.created_at}  sha256 {v.content_sha256[:16]}…"
-            f"  {v.page_count} pages, {v.section_count} sections, {v.chunk_count} chunks"
+            f"  {page_count_text(v.page_count)}{v.section_count} sections, {v.chunk_count} chunks"
             f"  [{v.parser}, {v.chunker}]{kept}"
         )
     return "\n".join(lines)

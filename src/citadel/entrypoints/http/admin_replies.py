@@ -30,7 +30,9 @@ class VersionReply(Reply):
     content_sha256: str
     parser: str
     chunker: str
-    pages: int
+    pages: int | None = Field(
+        description="Pages of a paged format (PDF, HTML, EPUB); null for one without."
+    )
     sections: int
     chunks: int
     created_at: str

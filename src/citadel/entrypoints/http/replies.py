@@ -199,7 +199,9 @@ class IngestReply(Reply):
     version: int
     status: Literal["created", "updated", "unchanged"]
     title: str
-    pages: int
+    pages: int | None = Field(
+        description="Pages of a paged format (PDF, HTML, EPUB); null for one without."
+    )
     sections: int
     chunks: int
 

@@ -26,6 +26,20 @@ def chapter_label(chapter: str) -> str:
     return f'"{chapter}"'
 
 
+def page_count_or_none(count: int) -> int | None:
+    """A version's page count as the JSON shapes carry it: null for a format without
+    pages (Markdown, plain text: its parser records 0), never a count of 0."""
+    return count or None
+
+
+def page_count_text(count: int) -> str:
+    """``"312 pages, "`` for a paged format; nothing where there are no pages, so a
+    Markdown source never reports "0 pages"."""
+    if not count:
+        return ""
+    return f"{count} page{'' if count == 1 else 's'}, "
+
+
 def pages_label(pages: str) -> str:
     if not pages:
         return ""

@@ -21,6 +21,7 @@ from citadel.domain.source import Source
 from citadel.domain.support import Support
 from citadel.domain.users import User
 from citadel.entrypoints.present.evidence_list import evidence_list
+from citadel.entrypoints.present.labels import page_count_or_none
 
 
 def evidence_json(e: Evidence) -> dict[str, Any]:
@@ -150,7 +151,7 @@ def ingest_json(report: IngestReport) -> dict[str, Any]:
         "version": report.version,
         "status": report.status,
         "title": report.title,
-        "pages": report.pages,
+        "pages": page_count_or_none(report.pages),
         "sections": report.sections,
         "chunks": report.chunks,
     }
@@ -192,7 +193,7 @@ def source_details_json(details: SourceDetails) -> dict[str, Any]:
             "content_sha256": v.content_sha256,
             "parser": v.parser,
             "chunker": v.chunker,
-            "pages": v.page_count,
+            "pages": page_count_or_none(v.page_count),
             "sections": v.section_count,
             "chunks": v.chunk_count,
             "created_at": v.created_at,

@@ -8,7 +8,8 @@ entries, are front or back matter and are not indexed.
 
 The parser (:mod:`.parser`) reads the outline and ``/PageLabels`` (:mod:`.outline`),
 extracts the page texts (:mod:`.extraction`, with forked helpers for long documents)
-and splits them into section blocks (:mod:`.sections`).
+and splits them into section blocks (:mod:`.sections`); pypdf's warnings about a damaged
+file are collected per parse and said once in citadel's words (:mod:`.repairs`).
 """
 
 from citadel.adapters.parsers.pdf.parser import PdfParser

@@ -148,8 +148,26 @@ def _stop(helpers: Sequence[tuple[int, Connection]]) -> None:
         os.waitpid(pid, 0)
 
 
+# A vertical tab or form feed ends a line (pypdf gives them for some line and page
+# breaks); a carriage return alone or before a newline is one newline; every other
+# C0 control and DEL (a backspace, a bell) is removed: no font draws them, so they
+# showed as empty boxes in the evidence list and the viewer. Newline and tab stay.
+_BREAKS = re.compile(r"\r\n?|[\x0b\x0c]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+
+
+def strip_controls(text: str) -> str:
+    """``text`` with line-breaking controls as newlines and the other C0 controls gone.
+
+    This runs on a page's text before anything measures it, so every offset kept
+    (a block's, a chunk's) is into the cleaned text; the viewer finds a passage on
+    its page by its letters and digits only, so the removed characters change no
+    highlight."""
+    return _CONTROLS.sub("", _BREAKS.sub("\n", text))
+
+
 def _clean(text: str) -> str:
     # Hyphenation across lines and ligature forms are the usual extraction noise.
-    text = text.replace("\ufb01", "fi").replace("\ufb02", "fl").replace("\x00", "")
+    text = strip_controls(text.replace("\ufb01", "fi").replace("\ufb02", "fl"))
     text = re.sub(r"(\w)-\n(\w)", r"\1\2", text)
     return text.strip()

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-_SPACE = re.compile(r"\s+")
+_SPACE = re.compile(r"[\s\x00-\x1f\x7f]+")
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -9,12 +10,14 @@ from pathlib import Path
 from citadel.adapters.parsers import DEFAULT_MAX_PAGES
 from citadel.adapters.parsers.pdf.extraction import extract_texts
 from citadel.adapters.parsers.pdf.outline import outline_from_text, page_labels, read_outline
+from citadel.adapters.parsers.pdf.repairs import collected, cut_short, damage_note
 from citadel.adapters.parsers.pdf.sections import section_blocks, strip_running_lines
 from citadel.app.errors import ParseError
 from citadel.app.ports import ProgressCallback
 from citadel.domain.document import ParsedDocument
 
 _SPACE = re.compile(r"\s+")
+log = logging.getLogger("citadel.parsers.pdf")
 
 
 class PdfParser:
@@ -37,25 +40,44 @@ class PdfParser:
         from pypdf import PdfReader
         from pypdf.errors import PdfReadError, PyPdfError
 
-        try:
-            reader = PdfReader(path, strict=False)
-            if reader.is_encrypted:
-                raise ParseError("encrypted", "the PDF is encrypted; decrypt it before ingesting")
-            total = len(reader.pages)
-            if total > self._max_pages:
-                raise ParseError(
-                    "too_many_pages", f"{total} pages is over the {self._max_pages} limit"
+        with collected() as problems:
+            try:
+                reader = PdfReader(path, strict=False)
+                if reader.is_encrypted:
+                    raise ParseError(
+                        "encrypted", "the PDF is encrypted; decrypt it before ingesting"
+                    )
+                total = len(reader.pages)
+                if total > self._max_pages:
+                    raise ParseError(
+                        "too_many_pages", f"{total} pages is over the {self._max_pages} limit"
+                    )
+                labels = page_labels(reader, total)
+                outline = read_outline(reader)
+                texts = extract_texts(reader, total, progress, self._processes)
+                meta: object = reader.metadata or {}
+            except ParseError:
+                raise
+            except (
+                PdfReadError,
+                PyPdfError,
+                ValueError,
+                KeyError,
+                TypeError,
+                AttributeError,
+            ) as exc:
+                # pypdf's own words stay in the log (the exception's cause), not the message.
+                how = (
+                    "it looks cut short" if cut_short(problems, exc) else "its structure is broken"
                 )
-            labels = page_labels(reader, total)
-            outline = read_outline(reader)
-            texts = extract_texts(reader, total, progress, self._processes)
-            meta: object = reader.metadata or {}
-        except ParseError:
-            raise
-        except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ParseError("corrupt", f"the PDF cannot be read: {exc}") from exc
-        except RecursionError as exc:
-            raise ParseError("corrupt", "the PDF's structure is too deeply nested") from exc
+                raise ParseError(
+                    "corrupt", f"the PDF is damaged and cannot be read: {how}"
+                ) from exc
+            except RecursionError as exc:
+                raise ParseError("corrupt", "the PDF's structure is too deeply nested") from exc
+        notes = (damage_note(problems),) if problems else ()
+        for note in notes:
+            log.warning("%s: %s", path.name, note)
         title = _meta(meta, "/Title") or _first_line(texts)
         author = _meta(meta, "/Author")
         if not outline:
@@ -72,6 +94,7 @@ class PdfParser:
             year=_year(_meta(meta, "/CreationDate")),
             page_count=total,
             skipped_pages=tuple(skipped),
+            warnings=notes,
         )
 
 
