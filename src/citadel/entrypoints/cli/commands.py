@@ -60,6 +60,7 @@ from citadel.entrypoints.cli.support import (
     progress_bar,
 )
 from citadel.entrypoints.cli.text import answer_text, search_lines, terminal_safe
+from citadel.entrypoints.present.labels import page_count_text
 from citadel.entrypoints.present.shapes import (
     answer_json,
     ingest_json,
@@ -169,7 +170,8 @@ def ingest(
                 err.print(
                     f"[green]{report.status}[/green] {escape(terminal_safe(report.title))}"
                     f" — source {report.source_id} v{report.version}:"
-                    f" {report.pages} pages, {report.sections} sections, {report.chunks} chunks"
+                    f" {page_count_text(report.pages)}{report.sections} sections,"
+                    f" {report.chunks} chunks"
                 )
     if failed:
         raise typer.Exit(1)
