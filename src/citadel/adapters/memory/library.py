@@ -6,14 +6,13 @@ under the key of the source it belongs to."""
 
 from __future__ import annotations
 
-import math
 import threading
-from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
 
+from citadel.adapters.memory.ranking import bm25
 from citadel.app.errors import refuse_write
 from citadel.app.ports import (
     ChunkVectors,
@@ -29,7 +28,6 @@ from citadel.domain.document import Chunk
 from citadel.domain.search import SearchFilters
 from citadel.domain.source import AccessScope, Source, SourceVersion
 from citadel.domain.source_writes import StoredSource, commit_refusal, update_refusal
-from citadel.domain.text import stem, words
 
 Key = tuple[str, str]
 """(tenant, source_id): what names a source."""
@@ -255,7 +253,7 @@ class InMemoryLibrary:
     def _bm25(self, terms: Sequence[str], tenant: str) -> Sequence[LexicalHit]:
         """BM25 over ``tenant``'s chunks, with that tenant's statistics (as SQLite's one
         FTS5 table per tenant): another tenant's library never changes a score."""
-        return _bm25(
+        return bm25(
             terms,
             (
                 (c, self._source_of(c))
@@ -367,35 +365,3 @@ def _admits(filters: SearchFilters, source: Source, chunk: Chunk) -> bool:
     return filters.admits_source(
         source.source_id, source.authors, source.tags, source.year
     ) and filters.admits_section(chunk.section_path)
-
-
-def _bm25(terms: Sequence[str], chunks: Iterable[tuple[Chunk, Source]]) -> list[LexicalHit]:
-    """BM25 over these chunks (the live, current ones among them), with their collection
-    statistics, best first; callers then keep what the actor may read."""
-    wanted = {stem(t.casefold()) for t in terms}
-    if not wanted:
-        return []
-    docs: list[tuple[Chunk, Counter[str]]] = []
-    for chunk, source in chunks:
-        if chunk.version != source.current_version or source.deleted:
-            continue
-        text = " ".join((source.title, *chunk.section_path, chunk.text))
-        docs.append((chunk, Counter(stem(w) for w in words(text))))
-    if not docs:
-        return []
-    avg = sum(sum(c.values()) for _, c in docs) / len(docs)
-    df = {t: sum(1 for _, c in docs if c[t]) for t in wanted}
-    hits: list[LexicalHit] = []
-    for chunk, counts in docs:
-        length = sum(counts.values())
-        score = 0.0
-        for term in wanted:
-            tf = counts[term]
-            if not tf:
-                continue
-            idf = math.log(1 + (len(docs) - df[term] + 0.5) / (df[term] + 0.5))
-            score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avg))
-        if score > 0:
-            hits.append(LexicalHit(chunk.chunk_id, score))
-    hits.sort(key=lambda h: (-h.score, h.chunk_id))
-    return hits
