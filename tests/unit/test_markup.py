@@ -233,8 +233,18 @@ plain_texts = (
     st.lists(plain_pieces, min_size=1, max_size=16)
     .map("".join)
     .filter(lambda t: TAG_OPEN.search(t) is None)
-    # A line of "=" or "-" under a line of text underlines a heading (setext).
-    .filter(lambda t: re.search(r"\S[^\n]*\n {0,3}(?:=+|-+)[ \t]*$", t, re.M) is None)
+    # A line of "=" or "-" under a line of text underlines a heading (setext), also
+    # after a quote or list marker (">=": the rule refuses it, erring to refusal).
+    .filter(
+        lambda t: (
+            re.search(
+                r"\S[^\n]*\n(?: {0,3}(?:>|[-+*]|\d{1,9}[.)])[ \t]*)* {0,3}(?:=+|-+)[ \t]*$",
+                t,
+                re.M,
+            )
+            is None
+        )
+    )
 )
 
 
