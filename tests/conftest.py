@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +17,14 @@ from tests.postgres import postgres_url
 # gRPC's core reads its TLS policy once, when it is loaded: apply it before any test
 # module imports grpc, as `citadel serve-grpc` does before it starts the servers.
 restrict_handshakes_to_tls13()
+
+# A command run without --home or CITADEL_HOME uses the per-user data directory
+# (XDG_DATA_HOME on Linux): the suite's, so no test reads or writes the developer's
+# own library, and the subprocesses the tests start inherit it.
+_USER_DATA = tempfile.mkdtemp(prefix="citadel-tests-xdg-")
+os.environ["XDG_DATA_HOME"] = _USER_DATA
+os.environ.pop("CITADEL_HOME", None)
+atexit.register(shutil.rmtree, _USER_DATA, ignore_errors=True)
 
 __all__ = ["postgres_url"]  # the fixture: a fresh PostgreSQL database (tests/postgres.py)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from citadel.adapters.user_dirs import default_home
 from citadel.domain.errors import InvalidValue
 from citadel.domain.fusion import FusionPolicy
 from citadel.domain.limits import Limits
@@ -91,7 +92,7 @@ class RenderSettings:
 class Settings:
     """Everything configurable; each field's variable and meaning are in the settings table."""
 
-    home: Path = field(default=default_of("home"))
+    home: Path = field(default_factory=default_home)
     db: str = default_of("db")
     generator: str = default_of("generator")
     support_policy: str = default_of("support_policy")

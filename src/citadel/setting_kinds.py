@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -284,6 +284,8 @@ class Setting:
     """Markdown for the default column when the value alone would not say it."""
     note: str = ""
     """Markdown after the shown default, such as ``(off)``."""
+    default_factory: Callable[[], object] | None = None
+    """Computes the default when unset, at each read (the per-user data directory)."""
 
     def __post_init__(self) -> None:
         if not self.name.startswith("CITADEL_") or "|" in self.help + self.shown + self.note:
@@ -294,10 +296,10 @@ class Setting:
     def read(self, env: Mapping[str, str]) -> object:
         """This setting's value in ``env``: its default when unset (or, for most, empty)."""
         raw = env.get(self.name)
-        if raw is None:
-            return self.default
-        value = self.kind.parse(self.name, raw)
-        return self.default if value is None else value
+        value = None if raw is None else self.kind.parse(self.name, raw)
+        if value is not None:
+            return value
+        return self.default if self.default_factory is None else self.default_factory()
 
     @property
     def group(self) -> str:

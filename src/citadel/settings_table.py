@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from citadel.adapters.pages.original_cache import DEFAULT_MAX_BYTES as ORIGINALS_CACHE_BYTES
 from citadel.adapters.parsers import DEFAULT_MAX_PAGES
 from citadel.adapters.storage.search_defaults import DEFAULT_MAX_TERM_SHARE
+from citadel.adapters.user_dirs import default_home
 from citadel.app import answer_cache
 from citadel.app.ingest.service import DEFAULT_RETAIN_VERSIONS
 from citadel.domain.secrets import SecretStr
@@ -47,7 +47,18 @@ from citadel.settings_search import SEARCH_SETTINGS
 _MIB = 1024 * 1024
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("CITADEL_HOME", "home", Directory(), Path(".citadel"), "data directory"),
+    Setting(
+        "CITADEL_HOME",
+        "home",
+        Directory(),
+        None,
+        "data directory: the library, its keys and kept originals; one per user by default,"
+        " whatever the working directory (`citadel demo`, every command, `serve` and `mcp`)",
+        shown="the per-user data directory",
+        note="(Linux: `$XDG_DATA_HOME/citadel`, else `~/.local/share/citadel`;"
+        " macOS: `~/Library/Application Support/citadel`; Windows: `%LOCALAPPDATA%\\citadel`)",
+        default_factory=default_home,
+    ),
     Setting(
         "CITADEL_DB",
         "db",
@@ -203,8 +214,15 @@ def default_of(field: str) -> Any:  # Any: each dataclass field annotates its ow
 
 
 def cli_default(name: str) -> str:
-    """How CLI help names a setting's default: ``$CITADEL_HOME or ./.citadel``."""
-    shown = setting(name).default_markdown().replace("`", "")
+    """How CLI help names a setting's default: ``$CITADEL_HOME or ./.citadel``.
+
+    A computed default is named with its value here: ``$CITADEL_HOME or the per-user
+    data directory (/home/ada/.local/share/citadel)``.
+    """
+    declared = setting(name)
+    if declared.default_factory is not None:
+        return f"${name} or {declared.shown} ({declared.default_factory()})"
+    shown = declared.default_markdown().replace("`", "")
     return f"${name} or {shown}"
 
 

@@ -119,5 +119,5 @@ def citadel_command() -> list[str]:
 
 def base_env() -> dict[str, str]:
     # PYTHONPATH too: a server process runs the code under test, not another checkout's.
-    kept = ("PATH", "HOME", "LANG", "TMPDIR", "PYTHONPATH")
+    kept = ("PATH", "HOME", "XDG_DATA_HOME", "LANG", "TMPDIR", "PYTHONPATH")
     return {k: v for k, v in os.environ.items() if k in kept}

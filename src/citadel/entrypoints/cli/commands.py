@@ -58,6 +58,8 @@ from citadel.entrypoints.cli.support import (
     parse_groups,
     print_error,
     progress_bar,
+    refuse_empty,
+    require_books,
 )
 from citadel.entrypoints.cli.text import answer_text, search_lines, terminal_safe
 from citadel.entrypoints.present.labels import page_count_text
@@ -252,8 +254,10 @@ def search(
 ) -> None:
     """Search the library; results never depend on a generator."""
     filters = search_filters(source, tag, year_from, year_to)
-    with open_services(home) as services:
+    refuse_empty(query)
+    with open_services(home, reading=True) as services:
         actor = actor_for(services, as_user)
+        require_books(services, actor)
         _warn_missing_vectors(services)
         try:
             result = services.search.search(
@@ -293,8 +297,10 @@ def ask(
 ) -> None:
     """Answer from the library with footnoted, application-proven citations."""
     filters = search_filters(source, tag, year_from, year_to)
-    with open_services(home, generator) as services:
+    refuse_empty(question)
+    with open_services(home, generator, reading=True) as services:
         actor = actor_for(services, as_user)
+        require_books(services, actor)
         _warn_missing_vectors(services)
         try:
             result = asyncio.run(
@@ -355,9 +361,7 @@ app.command()(shadow)
 
 @app.command()
 def demo(
-    home: Annotated[Path, typer.Option("--home", help="Where the demo keeps its library.")] = Path(
-        ".citadel-demo"
-    ),
+    home: HomeOption = None,
 ) -> None:
     """Ingest a real book and answer three questions with footnoted citations."""
     from citadel.entrypoints.cli.demo import run_demo

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -113,14 +114,18 @@ def _python_reference(workdir: Path) -> Path:
     return path
 
 
-def run_demo(home: Path, console: Console) -> int:
+def run_demo(home: Path | None, console: Console) -> int:
+    """``home``: None for ``CITADEL_HOME``, else the user's own library (one for every command)."""
     try:
         settings = Settings.from_env(os.environ).with_overrides(home=home, generator="extractive")
     except ConfigError as exc:
         console.print(f"[red]configuration error:[/red] {escape(str(exc))}")
         return 2
+    given = "" if home is None else f" --home {shlex.quote(str(home))}"
+    home = settings.home
     library = find_library(home)
     console.print(f"Library: {library.origin}")
+    console.print(f"Kept in: {escape(str(home))}", soft_wrap=True, highlight=False)
     try:
         services = build(settings)
     except AppError as exc:
@@ -154,4 +159,23 @@ def run_demo(home: Path, console: Console) -> int:
             print(terminal_safe(answer_text(result)))
     finally:
         services.close()
+    print(next_steps(library.questions, given=given))
     return 0
+
+
+def next_steps(questions: tuple[str, ...], *, given: str = "") -> str:
+    """The three commands a newcomer runs next: ask, serve with a first user, MCP.
+
+    ``given``: the ``--home`` the demo was given, which the next commands need too.
+    """
+    question = questions[0].replace('"', "'")
+    return "\n".join(
+        (
+            "",
+            "Next, from any directory (this library is the one every command uses):",
+            f'  citadel ask "{question}"{given}',
+            f"  citadel users add me --role librarian{given}   # prints a sign-in token, once",
+            f"  citadel serve{given}   # then open http://127.0.0.1:8080/ and paste the token",
+            f"  citadel mcp{given}   # for an MCP client (docs/mcp.md)",
+        )
+    )

@@ -14,6 +14,9 @@ from citadel.entrypoints.cli.support import (
     AsOption,
     HomeOption,
     actor_for,
+    empty_library,
+    err,
+    holds_books,
     local_actor,
     open_services,
 )
@@ -25,7 +28,12 @@ def mcp(home: HomeOption = None, as_user: AsOption = None) -> None:
 
     logging.basicConfig(level=logging.WARNING)  # stderr; stdout is the transport's
     with open_services(home) as services:
-        actor_for(services, as_user)  # an unknown or disabled user: exit 2 before serving
+        first = actor_for(services, as_user)  # an unknown or disabled user: exit 2 now
+        if not holds_books(
+            services, first.tenant
+        ):  # served all the same: books may be ingested later
+            note = empty_library(services, first.tenant)
+            err.print(f"note: {note}", soft_wrap=True, highlight=False)
 
         def lookup() -> Actor:
             # Again on every call: a user disabled, or given other groups, counts at once.

@@ -171,10 +171,7 @@ def serve_grpc(
     generator: Annotated[
         str | None, typer.Option(help="extractive (default) or openai (needs CITADEL_LLM_*).")
     ] = None,
-    home: Annotated[
-        Path | None,
-        typer.Option("--home", help="Data directory (default: $CITADEL_HOME or ./.citadel)."),
-    ] = None,
+    home: HomeOption = None,
     metrics: Annotated[
         str | None,
         typer.Option(

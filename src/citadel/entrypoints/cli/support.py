@@ -27,6 +27,9 @@ from citadel.entrypoints.present.json_lines import json_line
 
 err = Console(stderr=True)
 
+LEGACY_HOME = Path(".citadel")
+"""The working-directory library that citadel used before the per-user default."""
+
 
 def progress_bar(console: Console) -> Progress:
     """The bars long commands show on stderr: label, bar, done/total, time; gone when done."""
@@ -58,10 +61,30 @@ AsOption = Annotated[
 
 @contextmanager
 def open_services(
-    home: Path | None, generator: str | None = None, *, serving: bool = False
+    home: Path | None,
+    generator: str | None = None,
+    *,
+    serving: bool = False,
+    reading: bool = False,
 ) -> Iterator[Services]:
+    """The services over the library ``home`` (else ``CITADEL_HOME``, else the user's own).
+
+    ``reading``: the command only reads (search, ask), so a library that is not there
+    is said, with where citadel looked, and the command exits 1 before creating one.
+    """
     try:
         settings = Settings.from_env(os.environ).with_overrides(home=home, generator=generator)
+    except ConfigError as exc:
+        err.print(f"[red]configuration error:[/red] {terminal_safe(str(exc))}")
+        raise typer.Exit(2) from exc
+    note_legacy_home(settings, given=home is not None or "CITADEL_HOME" in os.environ)
+    if reading and settings.postgres_url is None and not settings.db_path.is_file():
+        err.print(
+            f"[red]error:[/red] there is no library at {escape(where(settings))}. {NEXT_STEP}",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
+    try:
         services = build(settings, serving=serving)
     except (ConfigError, AppError) as exc:
         err.print(f"[red]configuration error:[/red] {terminal_safe(str(exc))}")
@@ -70,6 +93,80 @@ def open_services(
         yield services
     finally:
         services.close()
+
+
+NEXT_STEP = (
+    "Add a book with `citadel ingest FILE` (or run `citadel demo`), or point CITADEL_HOME"
+    " (or --home) at the library you meant."
+)
+
+
+def where(settings: Settings) -> str:
+    """The library's place as a reader can check it (never a database URL's password)."""
+    if settings.postgres_url is not None:
+        return "the PostgreSQL database CITADEL_DB names"
+    return terminal_safe(str(settings.db_path.parent if not settings.db else settings.db_path))
+
+
+def require_books(services: Services, actor: Actor) -> None:
+    """A library that holds no book at all in ``actor``'s tenant is said plainly; exit 1.
+
+    Without it an empty library answered ``No generated answer (no_evidence)`` and
+    exit 0, which reads as "the books do not say" rather than "there are no books".
+    Books that exist but that ``--as`` a reader may not read are not an empty library:
+    that reader gets no results, as over HTTP.
+    """
+    if holds_books(services, actor.tenant):
+        return
+    err.print(f"[red]error:[/red] {empty_library(services, actor.tenant)}", soft_wrap=True)
+    raise typer.Exit(1)
+
+
+def holds_books(services: Services, tenant: str | None = None) -> bool:
+    """Whether the library holds a live book in ``tenant`` (default: the configured one),
+    whoever may read it."""
+    tenant = services.settings.tenant if tenant is None else tenant
+    return bool(services.library.list(Actor(user_id="local", tenant=tenant, role=Role.ADMIN)))
+
+
+def empty_library(services: Services, tenant: str | None = None) -> str:
+    """What an empty library is told as, with where citadel looked (rich markup escaped);
+    a tenant other than the configured one is named."""
+    named = "" if tenant in (None, services.settings.tenant) else f" in tenant {tenant}"
+    return (
+        f"the library at {escape(where(services.settings))} holds no books"
+        f"{escape(terminal_safe(named))}. {NEXT_STEP}"
+    )
+
+
+def refuse_empty(text: str) -> None:
+    """A blank query is a usage error (exit 2), said before the library is looked for.
+
+    The search use case refuses it too; this only keeps the usage error first.
+    """
+    if not text.strip():
+        err.print("[red]error:[/red] the query is empty")
+        raise typer.Exit(2)
+
+
+def note_legacy_home(settings: Settings, *, given: bool) -> None:
+    """One line when ``./.citadel`` holds a library that the per-user default passes over.
+
+    Before the per-user default, a library lived in ``./.citadel`` of the working
+    directory; such a library is not moved or read without being asked for.
+    """
+    legacy = LEGACY_HOME / "citadel.db"
+    if given or settings.db or not legacy.is_file():
+        return
+    if legacy.resolve() == settings.db_path.resolve():
+        return
+    err.print(
+        f"note: ./{LEGACY_HOME} holds a library, but citadel now keeps one per user in"
+        f" {escape(where(settings))}; to use the old one, set CITADEL_HOME=./{LEGACY_HOME}"
+        " (or pass --home), or move it there.",
+        soft_wrap=True,
+        highlight=False,
+    )
 
 
 def local_actor(settings: Settings) -> Actor:
