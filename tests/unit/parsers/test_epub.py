@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from citadel.adapters.parsers.epub import ArchiveLimits, EpubParser
+from citadel.adapters.parsers.epub.safe_xml import parse_content
 from citadel.app.errors import ParseError
 from citadel.domain.document import ParsedDocument
 from tests.conftest import shared_path
@@ -437,3 +438,44 @@ def test_a_member_listed_twice_in_the_spine_is_read_once(tmp_path: Path) -> None
     }
     doc = EpubParser().parse(build(tmp_path / "twice.epub", files))
     assert texts(doc) == "Only once."
+
+
+def test_declared_entities_are_not_expanded_in_attributes_either(tmp_path: Path) -> None:
+    # lxml leaves &lol1; in text alone but expands &lol5; in an attribute: 300,000 characters.
+    lol = "".join(f'<!ENTITY lol{i} "{f"&lol{i - 1};" * 10}">' for i in range(1, 6)).replace(
+        "&lol0;", "lol"
+    )
+    chapter = page('<p title="&lol5;">Start &lol1; end.</p>').replace(
+        "?>\n", f"?>\n<!DOCTYPE html [{lol}]>", 1
+    )
+    root = parse_content(chapter.encode(), "a.xhtml")
+    assert root is not None
+    assert max(len(v) for el in root.iter() for v in el.attrib.values()) < 100
+    files = {"OEBPS/content.opf": opf([("a", "a.xhtml", "")], ["a"]), "OEBPS/a.xhtml": chapter}
+    doc = EpubParser().parse(build(tmp_path / "attr.epub", files))
+    assert texts(doc).startswith("Start") and len(texts(doc)) < 100
+
+
+def test_a_package_document_declaring_entities_is_refused(tmp_path: Path) -> None:
+    package = opf([("a", "a.xhtml", "")], ["a"], metadata='<dc:title id="&t;">T</dc:title>')
+    package = package.replace("?>\n", '?>\n<!DOCTYPE package [<!ENTITY t "x">]>', 1)
+    files = {"OEBPS/content.opf": package, "OEBPS/a.xhtml": page("<p>x</p>")}
+    with pytest.raises(ParseError) as caught:
+        EpubParser().parse(build(tmp_path / "opf.epub", files))
+    assert caught.value.reason == "corrupt"
+
+
+@pytest.mark.parametrize(
+    "doctype",
+    [
+        '<!DOCTYPE html [<!ENTITY a "x]>LEAKED">]>',  # "]>" inside an entity's value
+        '<!DOCTYPE html SYSTEM "a>b" [<!ENTITY a "LEAKED">]>',  # ">" inside a system id
+        "<!-- a comment -->\n<!DOCTYPE html [<!ENTITY a 'LEAKED'>]>",
+    ],
+    ids=["bracket-in-value", "gt-in-system-id", "after-a-comment"],
+)
+def test_the_internal_subset_of_tag_soup_is_not_text(tmp_path: Path, doctype: str) -> None:
+    chapter = page("<p>Soup<br> words.</p>").replace("?>\n", f"?>\n{doctype}", 1)  # <br>: not XML
+    files = {"OEBPS/content.opf": opf([("a", "a.xhtml", "")], ["a"]), "OEBPS/a.xhtml": chapter}
+    doc = EpubParser().parse(build(tmp_path / "soup.epub", files))
+    assert texts(doc).split() == ["Soup", "words."]

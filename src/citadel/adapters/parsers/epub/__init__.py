@@ -17,7 +17,9 @@ The archive is untrusted. Before anything is decompressed every member name is c
 (no absolute paths, no ``..``) and every declared size (per member, in total, and the
 compression ratio), and reads are bounded anyway; hrefs that leave the book are refused.
 All of these raise ``ParseError("unsafe_archive")``. XML is parsed without entity
-expansion, DTD loading or network access.
+expansion, DTD loading or network access; an XML document whose DOCTYPE declares
+entities (lxml would expand them in attribute values) is not read as XML (see
+:mod:`.safe_xml`).
 
 The parser (:mod:`.parser`) opens the archive (:mod:`.archive`), reads the package
 document (:mod:`.package`) and the table of contents (:mod:`.toc`) with :mod:`.safe_xml`,

@@ -1,4 +1,11 @@
-"""XML read without entity expansion, DTD loading or network access; elements by local name."""
+"""XML read without entity expansion, DTD loading or network access; elements by local name.
+
+lxml keeps entity references in text unexpanded when ``resolve_entities`` is off, but
+it still expands the internal subset's entities inside attribute values (an entity
+bomb gets there up to libxml2's amplification limit). So a document whose internal
+subset declares any entity is not read as XML: a content document falls back to the
+HTML parser, which knows no declared entities; anything else is refused.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +19,15 @@ from citadel.adapters.parsers.markup.names import Element, local_name
 from citadel.adapters.parsers.markup.titles import clean_title
 from citadel.app.errors import ParseError
 
-_INTERNAL_SUBSET = re.compile(rb"<!DOCTYPE[^\[>]*\[.*?\]\s*>", re.S | re.I)
+_QUOTED = rb"\"[^\"]*+\"|'[^']*+'"
+_INTERNAL_SUBSET = re.compile(
+    rb"\A((?:\xef\xbb\xbf)?(?:\s|<\?[^>]*+>|<!--(?:[^-]|-(?!->))*+-->)*+)"
+    rb"<!DOCTYPE(?:[^\[>\"']|" + _QUOTED + rb")*+\[(?:[^\]\"']|" + _QUOTED + rb")*+\]\s*>",
+    re.I,
+)
+"""A DOCTYPE with an internal subset in the prolog (group 1 is what precedes it); a
+quoted ``>`` or ``]`` (a system id, an entity's value) does not end it. Anchored, and
+possessive so that a failed match costs one pass, never a backtrack."""
 
 
 def parse_xml(data: bytes, what: str) -> Element:
@@ -31,6 +46,9 @@ def parse_xml(data: bytes, what: str) -> Element:
         raise ParseError("corrupt", f"{what} is not well-formed XML: {exc}") from exc
     if root is None:
         raise ParseError("corrupt", f"{what} is empty")
+    subset = root.getroottree().docinfo.internalDTD
+    if subset is not None and next(subset.iterentities(), None) is not None:
+        raise ParseError("corrupt", f"{what} declares entities in its DOCTYPE")
     return root
 
 
@@ -42,7 +60,7 @@ def parse_content(data: bytes, what: str) -> Element | None:
         return parse_xml(data, what)
     except ParseError:
         # The HTML parser knows no internal DTD subset; it would show up as text.
-        return parse_html_bytes(_INTERNAL_SUBSET.sub(b"", data, count=1))
+        return parse_html_bytes(_INTERNAL_SUBSET.sub(rb"\1", data, count=1))
 
 
 def elements(root: Element, name: str) -> Iterator[Element]:
