@@ -1,4 +1,9 @@
-"""A minimal PNG encoder for 8-bit RGB pixels (no imaging library needed)."""
+"""A minimal PNG encoder for 8-bit RGB pixels (no imaging library needed).
+
+Pillow would replace it, but Pillow is no dependency, and on rendered book pages its
+encoder (adaptive row filters, no way to turn them off) measured 2-2.5 times slower at
+the same compression level, and no smaller on text pages.
+"""
 
 from __future__ import annotations
 
