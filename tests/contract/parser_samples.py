@@ -31,18 +31,28 @@ class ParserCase:
     # False records a known gap: an empty file gives a document with no blocks (ingest
     # refuses such a document as ``no_text``) where the port asks for a ParseError: xfail.
     refuses_empty: bool = True
+    # Reads folders only: the inputs it must refuse are written into a folder of their own.
+    folder: bool = False
 
     def make(self) -> DocumentParser:
         """The parser as the composition root builds it."""
         return PARSERS[self.id](SETTINGS)
+
+    def write(self, scratch: Path, stem: str, data: bytes) -> Path:
+        """``data`` as a file this parser reads: the file itself, or the folder holding it."""
+        directory = scratch / stem if self.folder else scratch
+        directory.mkdir(exist_ok=True)
+        (directory / f"{stem}{self.suffix}").write_bytes(data)
+        return directory if self.folder else directory / f"{stem}{self.suffix}"
 
 
 PDF = ParserCase("pdf", ".pdf", paged=True, located=False)
 EPUB = ParserCase("epub", ".epub", paged=False, located=True)
 HTML = ParserCase("html", ".html", paged=False, located=True)
 MARKDOWN = ParserCase("markdown", ".md", paged=False, located=False, refuses_empty=False)
+MARKDOWN_FOLDER = ParserCase("markdown-folder", ".md", paged=False, located=True, folder=True)
 PLAINTEXT = ParserCase("text", ".txt", paged=False, located=False, refuses_empty=False)
-CASES = (PDF, EPUB, HTML, MARKDOWN, PLAINTEXT)
+CASES = (PDF, EPUB, HTML, MARKDOWN, MARKDOWN_FOLDER, PLAINTEXT)
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,29 @@ def _markdown(scratch: Path) -> Path:
         encoding="utf-8",
     )
     return path
+
+
+def _markdown_folder(scratch: Path) -> Path:
+    root = scratch / "handbook"
+    (root / "docs" / "guide").mkdir(parents=True)
+    (root / "mkdocs.yml").write_text(
+        "site_name: The handbook\n"
+        "markdown_extensions:\n  - pymdownx.emoji:\n"
+        "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n"
+        "nav:\n  - Home: index.md\n  - Guide:\n      - guide/setup.md\n"
+        "      - Upgrading: guide/upgrade.md\n",
+        encoding="utf-8",
+    )
+    files = {
+        "index.md": "# The handbook\n\nStart with [the setup](guide/setup.md#checking).\n",
+        "guide/setup.md": "# Setting up\n\nUnpack the archive.\n\n## Checking\n\n"
+        "Run the self test before the first job.\n",
+        "guide/upgrade.md": "# Upgrading\n\nStop the service, then unpack over it.\n\n"
+        "```sh\nservice worker stop\n```\n",
+    }
+    for name, text in files.items():
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    return root
 
 
 def _plaintext(scratch: Path) -> Path:
@@ -157,5 +190,6 @@ SAMPLES = (
     _book(HTML, "html", "python-3.11-tutorial"),
     _book(HTML, "html", "git-user-manual", "user-manual.html"),
     Sample(MARKDOWN, "markdown-file", write=_markdown),
+    Sample(MARKDOWN_FOLDER, "markdown-folder", write=_markdown_folder),
     Sample(PLAINTEXT, "plaintext-file", write=_plaintext),
 )

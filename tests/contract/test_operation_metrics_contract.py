@@ -40,7 +40,7 @@ from citadel.domain.search import SearchMode, SearchRequest
 from citadel.domain.users import Actor, Role
 from tests.builders import operator
 
-FORMATS = ("pdf", "epub", "html", "markdown", "text", "other")
+FORMATS = ("pdf", "epub", "html", "markdown", "markdown-folder", "text", "other")
 OUTCOMES = ("created", "updated", "unchanged", "refused", "failed")
 MODES = tuple(mode.value for mode in SearchMode)
 REASONS = ("forbidden", "unsupported", "no_text", "encrypted", "too_many_pages")

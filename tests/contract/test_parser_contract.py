@@ -21,7 +21,8 @@ What every parser promises, whatever its format:
 * progress is reported as (done, total), never backwards, ending at done == total;
 * parsing is deterministic and the progress callback changes nothing;
 * a file the parser accepts but cannot read (empty, or not its format at all) is refused
-  with ``ParseError`` carrying a stable reason code and a message.
+  with ``ParseError`` carrying a stable reason code and a message (for a parser of
+  folders, a folder holding such a file).
 """
 
 from __future__ import annotations
@@ -259,15 +260,12 @@ _EMPTY_IS_A_DOCUMENT = pytest.mark.xfail(
     ],
 )
 def test_an_empty_file_is_refused_with_a_reason(case: ParserCase, tmp_path: Path) -> None:
-    path = tmp_path / f"empty{case.suffix}"
-    path.write_bytes(b"")
-    _refused(case.make(), path)
+    _refused(case.make(), case.write(tmp_path, "empty", b""))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_an_empty_file_never_yields_text(case: ParserCase, tmp_path: Path) -> None:
-    path = tmp_path / f"empty{case.suffix}"
-    path.write_bytes(b"")
+    path = case.write(tmp_path, "empty", b"")
     try:
         doc = case.make().parse(path)
     except ParseError:
@@ -279,6 +277,5 @@ def test_an_empty_file_never_yields_text(case: ParserCase, tmp_path: Path) -> No
 def test_a_file_that_is_not_its_format_is_refused_with_a_reason(
     case: ParserCase, tmp_path: Path
 ) -> None:
-    path = tmp_path / f"noise{case.suffix}"
-    path.write_bytes(b"\x00\xff" + random.Random(13).randbytes(4096))
+    path = case.write(tmp_path, "noise", b"\x00\xff" + random.Random(13).randbytes(4096))
     _refused(case.make(), path)

@@ -59,6 +59,13 @@ class FileDocument:
         for parser in self.parsers:
             if parser.accepts(self.path):
                 return parser
+        if self.path.is_dir():
+            raise IngestError(
+                self.shown,
+                "unsupported",
+                "a folder is read as a book when it holds an index.html (HTML) or Markdown "
+                "files (.md, .markdown; hidden folders are not read); this one holds neither",
+            )
         raise IngestError(self.shown, "unsupported", "no parser for this kind of file")
 
 

@@ -27,6 +27,7 @@ from citadel.adapters.generators.openai import OpenAICompatibleGenerator
 from citadel.adapters.parsers.epub import EpubParser
 from citadel.adapters.parsers.html import HtmlParser
 from citadel.adapters.parsers.markdown import MarkdownParser
+from citadel.adapters.parsers.markdown_folder import MarkdownFolderParser
 from citadel.adapters.parsers.pdf import PdfParser
 from citadel.adapters.parsers.plaintext import PlainTextParser
 from citadel.app.ports import AnswerGenerator, DocumentParser, Embedder, RelevanceScorer
@@ -97,6 +98,7 @@ PARSERS: Mapping[str, ParserBuilder] = {
     "epub": lambda settings: EpubParser(),
     "html": lambda settings: HtmlParser(max_pages=settings.max_pages),
     "markdown": lambda settings: MarkdownParser(),
+    "markdown-folder": lambda settings: MarkdownFolderParser(max_pages=settings.max_pages),
     "text": lambda settings: PlainTextParser(),
 }
 

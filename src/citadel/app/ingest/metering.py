@@ -22,7 +22,7 @@ from citadel.app.ports import (
 )
 from citadel.domain.document import ParsedDocument
 
-FORMATS = ("pdf", "epub", "html", "markdown", "text")
+FORMATS = ("pdf", "epub", "html", "markdown", "markdown-folder", "text")
 """The parser families (``pdf/1`` is ``pdf``); any other is counted as ``other``."""
 
 _EXTENSIONS = {

@@ -3,7 +3,7 @@
 From ``index.html`` the links inside contents containers are followed depth first, so a
 chapter's sections come right after the chapter; each page's title prefixes the section
 paths of the pages listed under it. Pages reached only through links in body text follow
-(at the top level); pages nothing links to are left out. :class:`FolderLinks` follows a
+(at the top level); pages nothing links to are left out. ``markup.links.FolderLinks`` follows a
 link only when it is a relative path that stays inside the directory.
 """
 
@@ -12,15 +12,15 @@ from __future__ import annotations
 import os
 import posixpath
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 from citadel.adapters.parsers.html.document import DocumentMeta, content_root, document_meta
-from citadel.adapters.parsers.html.pages import emit_page, first_title
 from citadel.adapters.parsers.markup.block_sink import BlockSink
+from citadel.adapters.parsers.markup.links import FolderLinks
 from citadel.adapters.parsers.markup.names import Element
+from citadel.adapters.parsers.markup.pages import emit_page, first_title
 from citadel.adapters.parsers.markup.titles import is_skip_title
 from citadel.adapters.parsers.markup.walker import extract
 from citadel.app.errors import ParseError
@@ -48,7 +48,7 @@ def read_folder(
     """Every page linked from ``root``'s index, in toc order; ``load`` reads one page."""
     base = root.resolve()
     index = "index.html" if (root / "index.html").is_file() else "index.htm"
-    links = FolderLinks(base)
+    links = FolderLinks(base, (".html", ".htm"))
     if not links.resolve("", [index]):
         raise ParseError("unreadable", f"{index} is missing or points outside {root.name}")
     total = sum(
@@ -103,41 +103,3 @@ def read_folder(
         progress(len(visited), len(visited))
     assert meta is not None
     return FolderBook(meta, sink.blocks, len(visited), skipped)
-
-
-class FolderLinks:
-    """Resolves hrefs to page paths inside one directory, refusing every way out of it."""
-
-    def __init__(self, base: Path) -> None:
-        self._base = base
-        self._inside: dict[str, bool] = {}
-
-    def resolve(self, page: str, hrefs: Sequence[str]) -> list[str]:
-        found: dict[str, None] = {}
-        for href in hrefs:
-            target = self._one(page, href)
-            if target is not None and target != page:
-                found.setdefault(target)
-        return list(found)
-
-    def _one(self, page: str, href: str) -> str | None:
-        parts = urlsplit(href.strip())
-        path = unquote(parts.path)
-        if parts.scheme or parts.netloc or not path or path.startswith("/"):
-            return None
-        if "\\" in path or "\x00" in path:
-            return None
-        target = posixpath.normpath(posixpath.join(posixpath.dirname(page), path))
-        if target == ".." or target.startswith(("../", "/")):
-            return None
-        if posixpath.splitext(target)[1].lower() not in (".html", ".htm"):
-            return None
-        inside = self._inside.get(target)
-        if inside is None:
-            try:
-                real = (self._base / target).resolve()
-                inside = real.is_file() and real.is_relative_to(self._base)
-            except (OSError, RuntimeError):
-                inside = False
-            self._inside[target] = inside
-        return target if inside else None

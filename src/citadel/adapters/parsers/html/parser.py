@@ -13,9 +13,9 @@ from citadel.adapters.parsers.html.document import (
     parse_html_bytes,
 )
 from citadel.adapters.parsers.html.folder import read_folder
-from citadel.adapters.parsers.html.pages import emit_page
 from citadel.adapters.parsers.markup.block_sink import BlockSink
 from citadel.adapters.parsers.markup.names import Element
+from citadel.adapters.parsers.markup.pages import emit_page
 from citadel.adapters.parsers.markup.walker import extract
 from citadel.app.errors import ParseError
 from citadel.app.ports import ProgressCallback
