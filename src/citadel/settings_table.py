@@ -135,7 +135,7 @@ SETTINGS: tuple[Setting, ...] = (
         "max_pages",
         Integer(),
         DEFAULT_MAX_PAGES,
-        "PDFs with more pages, or HTML folder books with more files, are refused",
+        "PDFs with more pages, or HTML and Markdown folder books with more files, are refused",
     ),
     Setting(
         "CITADEL_RETAIN_VERSIONS",

@@ -103,7 +103,9 @@ def _root(
 def ingest(
     paths: Annotated[
         list[Path],
-        typer.Argument(help="Files (PDF, EPUB, HTML, Markdown, text) or HTML book folders."),
+        typer.Argument(
+            help="Files (PDF, EPUB, HTML, Markdown, text), or HTML or Markdown book folders."
+        ),
     ],
     source_id: Annotated[str | None, typer.Option(help="Stable id for this source.")] = None,
     url: Annotated[str | None, typer.Option(help="Trusted canonical URL of the source.")] = None,

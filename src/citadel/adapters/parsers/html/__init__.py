@@ -16,8 +16,8 @@ copyright and legal-notice pages are not indexed. ``Block.location`` is
 
 The parser (:mod:`.parser`) reads one page through :mod:`.document` (bytes to an
 lxml tree: charset, metadata, the content root) and the shared markup walker;
-:mod:`.pages` gives a page's paragraphs their section paths, and :mod:`.folder`
-walks a directory in table-of-contents order without leaving it.
+``markup.pages`` gives a page's paragraphs their section paths, and :mod:`.folder`
+walks a directory in table-of-contents order without leaving it (``markup.links``).
 """
 
 from citadel.adapters.parsers.html.parser import HtmlParser
