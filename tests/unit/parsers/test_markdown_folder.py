@@ -78,6 +78,7 @@ def test_headings_are_sections_under_the_file_and_anchors_are_slugs(tmp_path: Pa
         (("The guide", "Setting up: the basics", "Checks"), "guide.md#checks"),
         (("The guide", "Setting up: the basics"), "guide.md#setting-up-the-basics_1"),
     ]
+    assert doc.title == "docs"  # no index, no site_name: the folder names the book
 
 
 def test_links_to_files_of_the_book_become_their_locations_others_stay(tmp_path: Path) -> None:

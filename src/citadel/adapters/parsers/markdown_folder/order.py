@@ -43,6 +43,8 @@ class Reading:
     chapters: tuple[Chapter, ...]
     config: MkDocsConfig
     warnings: tuple[str, ...]
+    led: bool
+    """Whether the first chapter leads the book (the nav's first page, or the index)."""
 
 
 def holds_markdown(folder: Path) -> bool:
@@ -120,7 +122,7 @@ def reading_order(
     for chapter in [*first, *(Chapter(f, None) for f in files)]:
         if chapter.path in known:
             chapters.setdefault(chapter.path, chapter)
-    return Reading(root, tuple(chapters.values()), config, tuple(warnings))
+    return Reading(root, tuple(chapters.values()), config, tuple(warnings), led=bool(first))
 
 
 def _config(base: Path, warnings: list[str]) -> MkDocsConfig | None:

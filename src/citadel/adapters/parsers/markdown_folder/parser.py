@@ -74,7 +74,7 @@ class MarkdownFolderParser:
             page = markdown_page(self._md, text, rewrite)
             fallback = chapter.nav_title or _name(chapter.path, path.name)
             title = first_title(page.events, fallback)
-            if first_heading is None:
+            if first_heading is None and reading.led:  # an index names the book; a first file not
                 first_heading = next((e.text for e in page.events if isinstance(e, Heading)), "")
             if not page.events or is_skip_title(title):
                 skipped.append(position)  # an empty file, or a contents or index page
