@@ -132,7 +132,19 @@ class Settings:
     link_secret: SecretStr = field(default=default_of("link_secret"))
     """Empty means a key kept in ``$CITADEL_HOME/viewer.key``."""
     otel_endpoint: str = default_of("otel_endpoint")
-    """Where spans are sent (OTLP/HTTP); empty: no tracing."""
+    """Where spans are sent (OTLP/HTTP); empty: where the standard variables say, if any."""
+    otel_exporter_endpoint: str = default_of("otel_exporter_endpoint")
+    otel_traces_endpoint: str = default_of("otel_traces_endpoint")
+    """The standard endpoints: only whether one is set counts here, as the SDK's exporter
+    reads the URL itself (``CITADEL_OTEL_ENDPOINT`` wins over both)."""
+    otel_sdk_disabled: bool = default_of("otel_sdk_disabled")
+    """``OTEL_SDK_DISABLED=true``: no tracing, whatever endpoint is set."""
+
+    @property
+    def otel_standard_endpoint(self) -> bool:
+        """Whether a standard OTLP endpoint variable is set (not empty)."""
+        return bool(self.otel_traces_endpoint or self.otel_exporter_endpoint)
+
     llm: LlmSettings = field(default_factory=LlmSettings)
     http: HttpSettings = field(default_factory=HttpSettings)
     render: RenderSettings = field(default_factory=RenderSettings)

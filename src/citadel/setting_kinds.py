@@ -135,6 +135,20 @@ class ZeroOrOne:
 
 
 @dataclass(frozen=True, slots=True)
+class TrueWord:
+    """``true`` in any case (surrounding space ignored) is true; anything else is false.
+
+    The OpenTelemetry specification's rule for its boolean variables (``OTEL_SDK_DISABLED``),
+    which its SDK applies too: a value it would take as false is not refused here."""
+
+    def parse(self, name: str, raw: str) -> bool:
+        return raw.strip().lower() == "true"
+
+    def show(self, value: object) -> str:
+        return str(value).lower() if isinstance(value, bool) else _plain(value)
+
+
+@dataclass(frozen=True, slots=True)
 class Text:
     """Any text; an empty value is kept (it is not the default)."""
 
@@ -286,9 +300,13 @@ class Setting:
     """Markdown after the shown default, such as ``(off)``."""
     default_factory: Callable[[], object] | None = None
     """Computes the default when unset, at each read (the per-user data directory)."""
+    standard: bool = False
+    """A standard variable of another project's (OpenTelemetry's ``OTEL_*``), which its
+    library reads too; every other setting is named ``CITADEL_*``."""
 
     def __post_init__(self) -> None:
-        if not self.name.startswith("CITADEL_") or "|" in self.help + self.shown + self.note:
+        prefixed = self.name.startswith("CITADEL_") != self.standard
+        if not prefixed or "|" in self.help + self.shown + self.note:
             raise ValueError(f"malformed setting {self.name}")
         if self.secret and not (isinstance(self.kind, Secret) and not self.default):
             raise ValueError(f"{self.name}: a secret is a Secret kind with an empty default")

@@ -5,7 +5,9 @@ README's table is ``markdown_table()`` (``scripts/settings_table.py`` writes it,
 test compares); CLI help asks ``cli_default``. A default a lower layer owns
 (``Limits``, ``FusionPolicy``, the HNSW threshold) is read from there. Some use
 cases' settings are in their own modules (``settings_answer``, ``settings_generation``,
-``settings_http``, ``settings_render``, ``settings_search``), spliced in at their places.
+``settings_http``, ``settings_render``, ``settings_search``, ``settings_tracing``), spliced
+in at their places. A few are OpenTelemetry's standard variables (``standard``), which
+its SDK reads too; the README lists them, and the ones only the SDK reads, after citadel's.
 
 A model family's choices (embedder, generator, support checker, relevance scorer) are
 its composition-root table's keys, read from ``citadel.setting_choices``.
@@ -43,6 +45,7 @@ from citadel.settings_generation import GENERATION_SETTINGS, LLM_SETTINGS
 from citadel.settings_http import HTTP_SETTINGS
 from citadel.settings_render import RENDER_SETTINGS
 from citadel.settings_search import SEARCH_SETTINGS
+from citadel.settings_tracing import RESOURCE_VARIABLES, TRACING_SETTINGS
 
 _MIB = 1024 * 1024
 
@@ -165,9 +168,7 @@ SETTINGS: tuple[Setting, ...] = (
         note="(off)",
     ),
     *RENDER_SETTINGS,
-    Setting(
-        "CITADEL_OTEL_ENDPOINT", "otel_endpoint", Text(), "", "an OTLP/HTTP collector for traces"
-    ),
+    *TRACING_SETTINGS,
 )
 
 _BY_NAME = {setting.name: setting for setting in SETTINGS}
@@ -203,6 +204,12 @@ def unknown_variables(env: Mapping[str, str]) -> list[tuple[str, str | None]]:
     ]
 
 
+def is_known_variable(name: str) -> bool:
+    """Whether setting ``name`` changes what citadel does: a setting of the table, or one
+    of the standard OpenTelemetry variables its tracing honours."""
+    return name in _BY_NAME or name in dict(RESOURCE_VARIABLES)
+
+
 def setting(name: str) -> Setting:
     """The setting read from the environment variable ``name``."""
     return _BY_NAME[name]
@@ -229,8 +236,16 @@ def cli_default(name: str) -> str:
 def markdown_table() -> str:
     """The README's configuration table, one row per variable."""
     rows = ["| variable | default | meaning |", "|---|---|---|"]
-    rows += [f"| `{s.name}` | {s.default_markdown()} | {s.help} |" for s in SETTINGS]
+    rows += [f"| `{s.name}` | {s.default_markdown()} | {_meaning(s)} |" for s in SETTINGS]
+    rows += [
+        f"| `{name}` | — | OpenTelemetry's, read by its SDK alone: {meaning} |"
+        for name, meaning in RESOURCE_VARIABLES
+    ]
     return "\n".join(rows) + "\n"
+
+
+def _meaning(s: Setting) -> str:
+    return f"OpenTelemetry's, read by its SDK too: {s.help}" if s.standard else s.help
 
 
 TABLE_BEGIN = "<!-- settings table: written by scripts/settings_table.py, do not edit -->\n"

@@ -18,6 +18,7 @@ from citadel.entrypoints.http.ask_query import MAX_QUESTION
 from citadel.entrypoints.http.schemas import SearchBody
 from citadel.entrypoints.mcp import server as mcp_server
 from citadel.settings_table import NOT_SETTINGS, SETTINGS, table_in, unknown_variables
+from citadel.settings_tracing import RESOURCE_VARIABLES
 from tests.postgres import URL_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +70,9 @@ def test_a_variable_that_is_no_setting_is_named_in_a_warning(
 
 def test_every_setting_is_in_the_generated_readme_table() -> None:
     table = table_in((ROOT / "README.md").read_text(encoding="utf-8"))
-    assert set(NAME.findall(table)) == {s.name for s in SETTINGS}
+    assert set(NAME.findall(table)) == {s.name for s in SETTINGS if not s.standard}
+    rows = re.findall(r"^\| `([A-Z0-9_]+)` \|", table, flags=re.MULTILINE)
+    assert rows == [s.name for s in SETTINGS] + [name for name, _ in RESOURCE_VARIABLES]
 
 
 def _bounds(metadata: typing.Iterable[object], low: str, high: str) -> tuple[int, int]:

@@ -28,6 +28,8 @@ from citadel.config import ConfigError, Settings
 from citadel.domain.search import SearchMode, SearchRequest
 from citadel.domain.users import Actor, Role
 from citadel.entrypoints.http.observability import JsonFormatter, trace_id_var
+from citadel.setting_kinds import Setting, Text
+from citadel.settings_table import SETTINGS, is_known_variable
 from tests.builders import operator
 
 TENANT = "acme"
@@ -164,6 +166,40 @@ def test_the_setting_is_checked_and_never_echoed() -> None:
     with pytest.raises(ConfigError, match="CITADEL_OTEL_ENDPOINT") as caught:
         Settings.from_env({"CITADEL_OTEL_ENDPOINT": "user:hunter2@collector"})
     assert "hunter2" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("env", "standard", "disabled"),
+    [
+        ({}, False, False),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}, True, False),
+        ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/v1/traces"}, True, False),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "  "}, False, False),  # empty: unset, as the SDK says
+        ({"OTEL_SERVICE_NAME": "citadel-east"}, False, False),  # a name alone exports nothing
+        ({"OTEL_SDK_DISABLED": "True"}, False, True),
+        ({"OTEL_SDK_DISABLED": "1"}, False, False),  # only "true" counts, as in the SDK
+    ],
+)
+def test_the_standard_variables_say_whether_an_endpoint_is_set_or_the_sdk_is_off(
+    env: dict[str, str], standard: bool, disabled: bool
+) -> None:
+    settings = Settings.from_env(env)
+    assert (settings.otel_standard_endpoint, settings.otel_sdk_disabled) == (standard, disabled)
+    assert settings.otel_endpoint == ""
+
+
+def test_only_the_standard_variables_are_named_outside_citadels_prefix() -> None:
+    with pytest.raises(ValueError, match="malformed"):
+        Setting("OTEL_SOMETHING", "x", Text(), "", "a standard name not marked so")
+    with pytest.raises(ValueError, match="malformed"):
+        Setting("CITADEL_SOMETHING", "x", Text(), "", "ours", standard=True)
+    assert {s.name for s in SETTINGS if s.standard} == {
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "OTEL_SDK_DISABLED",
+    }
+    assert is_known_variable("OTEL_SERVICE_NAME") and is_known_variable("CITADEL_HOME")
+    assert not is_known_variable("OTEL_EXPORTER_OTLP_PROTOCOL")  # not honoured: HTTP only
 
 
 def test_json_log_lines_carry_the_trace_id_only_while_a_span_is_recorded() -> None:

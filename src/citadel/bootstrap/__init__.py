@@ -12,7 +12,6 @@ from citadel.adapters.files import FileDocuments
 from citadel.adapters.generators.extractive import ExtractiveGenerator
 from citadel.adapters.generators.extractive.stored import stored_units
 from citadel.adapters.metrics.prometheus import PrometheusMetrics
-from citadel.adapters.tracing import tracer_for
 from citadel.app.answer import AnswerService
 from citadel.app.answer_cache import AnswerCache
 from citadel.app.answerability import DEFAULT_THRESHOLD, AnswerabilityStep
@@ -47,6 +46,7 @@ from citadel.bootstrap.pages import page_images
 from citadel.bootstrap.relevance import relevance_scorer
 from citadel.bootstrap.stores import migrate_library, stores
 from citadel.bootstrap.support import judged, support_checker
+from citadel.bootstrap.tracing import tracer_of
 from citadel.config import Settings
 from citadel.domain.support import SupportPolicy
 from citadel.domain.viewer import ViewerSigner
@@ -84,7 +84,7 @@ class Services:
     """Renders a cited PDF page for the viewer; None shows text only."""
     originals: OriginalStore | None = None
     """The uploaded PDFs of source versions, which ``pages`` renders."""
-    tracer: Tracer = field(default_factory=NullTracer)  # CITADEL_OTEL_ENDPOINT, else no-op
+    tracer: Tracer = field(default_factory=NullTracer)  # bootstrap.tracing.tracer_of
 
     def close(self) -> None:
         for closer in self.closers:
@@ -114,7 +114,7 @@ def build(
     chosen_embedder = embedder or embedder_for(settings)
     vectors = library if chosen_embedder is not None else None
     metrics = PrometheusMetrics()
-    tracer = tracer or tracer_for(settings.otel_endpoint)
+    tracer = tracer or tracer_of(settings)
     search = SearchService(
         library,
         library,

@@ -15,8 +15,8 @@ from citadel.adapters.grpc.tls import (
     load_identity,
     restrict_handshakes_to_tls13,
 )
-from citadel.adapters.tracing import tracer_for
 from citadel.app.ports.tracing import Tracer
+from citadel.bootstrap.tracing import tracer_of
 from citadel.config import ConfigError, Settings
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def build_retrieval_client(
     from citadel.wire.identity import ANSWER_SERVICE
 
     identity = _identity(certs_dir, ANSWER_SERVICE)
-    tracer = tracer or tracer_for(settings.otel_endpoint)
+    tracer = tracer or tracer_of(settings)
     return GrpcRetrievalClient(target, identity, tracer=tracer)
 
 
@@ -75,7 +75,7 @@ def build_answer_client(
 
     timeout_s = settings.limits.generator_deadline_s * (1 + settings.limits.max_repairs) + 30.0
     identity = _identity(certs_dir, EDGE_API)
-    tracer = tracer or tracer_for(settings.otel_endpoint)
+    tracer = tracer or tracer_of(settings)
     return GrpcAnswerClient(target, identity, timeout_s=timeout_s, tracer=tracer)
 
 

@@ -1,6 +1,6 @@
 """Tracing with OpenTelemetry: the ``Tracer`` port over an injected SDK tracer provider.
 
-The SDK is imported only when an endpoint is configured (it costs a few hundred
+The SDK is imported only when tracing is turned on (it costs a few hundred
 milliseconds at start), so a process without tracing never loads it.
 """
 
@@ -11,14 +11,18 @@ import functools
 from citadel.app.ports.tracing import NullTracer, Tracer
 
 
-def tracer_for(endpoint: str) -> Tracer:
-    """Spans batched to the OTLP/HTTP collector at ``endpoint``; none when it is empty.
+def tracer_for(endpoint: str, *, standard_endpoint: bool = False) -> Tracer:
+    """Spans batched over OTLP/HTTP to ``endpoint``; when it is empty, to the collector
+    the SDK's exporter finds in the standard ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` or
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` if ``standard_endpoint`` says one is set; else none.
 
     One provider per endpoint and process (flushed at exit): the HTTP edge, its
     gRPC clients and the services of one process share it. ``ValueError`` for an
     endpoint that is not an http(s) URL.
     """
-    return _exporting(endpoint) if endpoint else NullTracer()
+    if endpoint or standard_endpoint:
+        return _exporting(endpoint)
+    return NullTracer()
 
 
 @functools.cache

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.resources import SERVICE_NAME, OTELResourceDetector, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import SpanKind as OtelKind
@@ -37,6 +37,7 @@ _KINDS: dict[str, OtelKind] = {
 }
 INSTRUMENTATION = "citadel"
 TRACES_PATH = "/v1/traces"
+DEFAULT_SERVICE_NAME = "citadel"
 
 
 def _named(attributes: Mapping[str, AttributeValue]) -> dict[str, AttributeValue]:
@@ -128,10 +129,24 @@ def traces_url(endpoint: str) -> str:
     return endpoint.rstrip("/") + TRACES_PATH if parts.path in ("", "/") else endpoint
 
 
-def exporting_tracer(endpoint: str, service_name: str = "citadel") -> OtelTracer:
-    """A tracer whose spans are batched to the OTLP/HTTP collector at ``endpoint``."""
+def service_resource(default_name: str = DEFAULT_SERVICE_NAME) -> Resource:
+    """The SDK's resource for this process: its detectors' attributes, the standard
+    ``OTEL_RESOURCE_ATTRIBUTES`` and ``OTEL_SERVICE_NAME`` among them, with
+    ``service.name`` ``default_name`` unless the environment names the service."""
+    # Resource.create lets the attributes it is given win over the environment's, so
+    # a service name passed to it would hide OTEL_SERVICE_NAME: the environment's own
+    # resource (the SDK's detector, which parses both variables) is merged over it.
+    return Resource.create({SERVICE_NAME: default_name}).merge(OTELResourceDetector().detect())
+
+
+def exporting_tracer(endpoint: str = "", service_name: str = DEFAULT_SERVICE_NAME) -> OtelTracer:
+    """A tracer whose spans are batched to the OTLP/HTTP collector at ``endpoint``; when
+    it is empty, the SDK's exporter reads ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` or
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` itself. ``OTEL_SDK_DISABLED=true`` makes the SDK's
+    provider record nothing."""
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-    provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=traces_url(endpoint))))
+    exporter = OTLPSpanExporter(endpoint=traces_url(endpoint) if endpoint else None)
+    provider = TracerProvider(resource=service_resource(service_name))
+    provider.add_span_processor(BatchSpanProcessor(exporter))
     return OtelTracer(provider)
