@@ -192,7 +192,7 @@ def test_only_the_standard_variables_are_named_outside_citadels_prefix() -> None
     with pytest.raises(ValueError, match="malformed"):
         Setting("OTEL_SOMETHING", "x", Text(), "", "a standard name not marked so")
     with pytest.raises(ValueError, match="malformed"):
-        Setting("CITADEL_SOMETHING", "x", Text(), "", "ours", standard=True)
+        Setting("CITADEL_HOME", "x", Text(), "", "ours", standard=True)
     assert {s.name for s in SETTINGS if s.standard} == {
         "OTEL_EXPORTER_OTLP_ENDPOINT",
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
