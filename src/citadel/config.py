@@ -131,6 +131,8 @@ class Settings:
     link_allowed_hosts: str = default_of("link_allowed_hosts")
     link_secret: SecretStr = field(default=default_of("link_secret"))
     """Empty means a key kept in ``$CITADEL_HOME/viewer.key``."""
+    public_url: str = default_of("public_url")
+    """The server's public base URL (normalised, no trailing slash); empty: none."""
     otel_endpoint: str = default_of("otel_endpoint")
     """Where spans are sent (OTLP/HTTP); empty: where the standard variables say, if any."""
     otel_exporter_endpoint: str = default_of("otel_exporter_endpoint")

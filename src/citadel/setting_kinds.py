@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from citadel.domain.errors import InvalidValue
 from citadel.domain.integers import parse_int
@@ -156,6 +157,39 @@ class Text:
 
     def parse(self, name: str, raw: str) -> str:
         return raw.strip() if self.strip else raw
+
+    def show(self, value: object) -> str:
+        return _plain(value)
+
+
+@dataclass(frozen=True, slots=True)
+class PublicUrl:
+    """Where browsers reach the server: an ``http(s)://host[:port][/prefix]`` URL with no
+    user, query or fragment; its trailing slashes dropped, so links are ``URL + route``.
+    Empty means none (links stay relative routes)."""
+
+    def parse(self, name: str, raw: str) -> str:
+        value = raw.strip()
+        if not value:
+            return ""
+        example = "like https://citadel.example.org or http://localhost:8000"
+        if any(ch.isspace() or ord(ch) < 0x20 or ch == "\\" for ch in value):
+            raise ConfigError(f"{name} must not contain spaces, controls or backslashes")
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 -- raises ValueError for a port out of range
+        except ValueError:
+            raise ConfigError(f"{name} is not a URL ({example})") from None
+        scheme = parts.scheme.lower()
+        if scheme not in ("http", "https"):
+            raise ConfigError(f"{name} must be an http:// or https:// URL ({example})")
+        if not parts.hostname:
+            raise ConfigError(f"{name} must name a host ({example})")
+        if "@" in parts.netloc:
+            raise ConfigError(f"{name} must not carry a user or password")
+        if "?" in value or "#" in value:
+            raise ConfigError(f"{name} must have no query (?) or fragment (#) ({example})")
+        return f"{scheme}://{parts.netloc.lower()}{parts.path.rstrip('/')}"
 
     def show(self, value: object) -> str:
         return _plain(value)

@@ -36,6 +36,7 @@ from citadel.setting_kinds import (
     Directory,
     Integer,
     Number,
+    PublicUrl,
     Secret,
     Setting,
     Text,
@@ -111,6 +112,15 @@ SETTINGS: tuple[Setting, ...] = (
         "signs viewer links (at least 32 bytes)",
         secret=True,
         shown="a random key in `$CITADEL_HOME/viewer.key`",
+    ),
+    Setting(
+        "CITADEL_PUBLIC_URL",
+        "public_url",
+        PublicUrl(),
+        "",
+        "where browsers reach `citadel serve` (`https://citadel.example.org`, a path prefix"
+        " allowed): the CLI and MCP print viewer links under it, else as relative routes",
+        note="(relative links)",
     ),
     Setting(
         "CITADEL_ANSWER_CACHE_SIZE",

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -24,6 +24,7 @@ from citadel.app.answer import AnswerRequest
 from citadel.app.errors import AppError, IngestError, LibraryChanged
 from citadel.app.ingest import IngestOptions
 from citadel.app.ports import ProgressCallback
+from citadel.app.resolver import ResolvedLink
 from citadel.bootstrap import Services
 from citadel.domain.errors import DomainError
 from citadel.domain.search import MAX_REQUEST_LIMIT, SearchRequest
@@ -61,8 +62,15 @@ from citadel.entrypoints.cli.support import (
     refuse_empty,
     require_books,
 )
-from citadel.entrypoints.cli.text import answer_text, search_lines, terminal_safe
+from citadel.entrypoints.cli.text import (
+    answer_text,
+    citation_hint,
+    citation_line,
+    search_lines,
+    terminal_safe,
+)
 from citadel.entrypoints.present.labels import page_count_text
+from citadel.entrypoints.present.public_links import absolute_link, absolute_links
 from citadel.entrypoints.present.shapes import (
     answer_json,
     ingest_json,
@@ -317,10 +325,13 @@ def ask(
         except AppError as exc:
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from exc
+        public_url = services.settings.public_url
+    result = absolute_links(result, public_url)
     if json_out:
         emit(answer_json(result))
     else:
-        print(terminal_safe(answer_text(result)))
+        shown = answer_text(result, viewer_links=as_user is not None, public_url=public_url)
+        print(terminal_safe(shown))
 
 
 app.command("serve-grpc")(serve_grpc)
@@ -340,15 +351,19 @@ def citation(
 ) -> None:
     """Resolve one citation of an earlier answer again, for this reader now."""
 
-    def resolve(services: Services, actor: Actor) -> Any:
+    def resolve(services: Services, actor: Actor) -> tuple[ResolvedLink, str]:
         target = services.audit.target(answer_id, ref, actor)
-        return services.resolver.resolve([target], actor)[0]
+        public_url = services.settings.public_url
+        return absolute_link(services.resolver.resolve([target], actor)[0], public_url), public_url
 
-    link = library_call(home, resolve, as_user)
+    link, public_url = library_call(home, resolve, as_user)
     if json_out:
         emit({"answer_id": answer_id, "ref": ref, "link": link_json(link)})
-    else:
-        print(terminal_safe(f"{ref}: {link.state.value} {link.href or ''}".rstrip()))
+        return
+    print(terminal_safe(citation_line(ref, link, viewer_links=as_user is not None)))
+    hint = citation_hint(link, viewer_links=as_user is not None, public_url=public_url)
+    if hint:
+        print(hint)
 
 
 app.add_typer(audit_app, name="audit")

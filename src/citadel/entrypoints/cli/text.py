@@ -11,9 +11,11 @@ The ``--json`` shapes are in ``citadel.entrypoints.present.shapes``.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable
 
 from citadel.app.evaluation import EvaluationReport
 from citadel.app.library import SourceDetails
+from citadel.app.resolver import ResolvedLink
 from citadel.domain.answer import Answerability, AnswerResult, Citation, DegradedReason, LinkState
 from citadel.domain.audit import AuditRecord
 from citadel.domain.search import SearchResult
@@ -31,15 +33,21 @@ from citadel.entrypoints.present.labels import (
     support_mark,
 )
 from citadel.entrypoints.present.neutral import neutral_inline, neutral_markdown
+from citadel.entrypoints.present.public_links import relative_note
 
 FURTHER_SHOWN = 5
 """Uncited passages the terminal lists after the cited ones (``--json`` has them all)."""
 
 
-def answer_text(result: AnswerResult) -> str:
+def answer_text(result: AnswerResult, *, viewer_links: bool = False, public_url: str = "") -> str:
     """The human form: answer prose with numbered footnote marks, then the evidence list
     under the same numbers (cited passages first, then further ones); or passages when
-    degraded."""
+    degraded.
+
+    ``viewer_links``: the answer was resolved for a named user (``--as``), so its signed
+    viewer links are that user's to open and are printed; the local administrator's
+    are not (no browser signs in as it). ``public_url``: the links are already under
+    it (``present.public_links``); unset, a note says how to print them whole."""
     lines: list[str] = []
     if result.answer is not None:
         numbers = footnote_numbers(result.answer)
@@ -60,7 +68,9 @@ def answer_text(result: AnswerResult) -> str:
         if result.answer.limited:
             lines.extend(("", LIMITED_NOTE))
         lines.append("")
-        lines.extend(evidence_lines(result, notes))
+        lines.extend(
+            evidence_lines(result, notes, viewer_links=viewer_links, public_url=public_url)
+        )
     elif result.degraded is not None and result.degraded.reason is DegradedReason.NOT_IN_LIBRARY:
         lines.append(f"No answer (not_in_library). {NOT_IN_LIBRARY_NOTE}")
         lines.append(f"({result.degraded.detail})")
@@ -76,7 +86,13 @@ def answer_text(result: AnswerResult) -> str:
     return "\n".join(lines)
 
 
-def evidence_lines(result: AnswerResult, notes: dict[int, Citation]) -> list[str]:
+def evidence_lines(
+    result: AnswerResult,
+    notes: dict[int, Citation],
+    *,
+    viewer_links: bool = False,
+    public_url: str = "",
+) -> list[str]:
     """The evidence list: each cited passage as its footnote (``[1] cited  …``, with
     where it opens), then up to ``FURTHER_SHOWN`` further passages, numbered on, each
     with its score, plain source label and first words (the resolver gave them no link)."""
@@ -85,7 +101,11 @@ def evidence_lines(result: AnswerResult, notes: dict[int, Citation]) -> list[str
     lines = [f"Evidence ({len(notes)} cited, of {found} passages found):"]
     # A cited passage is its footnote (a forbidden one says only that the reader may
     # not see it); its number is the one the marks above use.
-    lines.extend(_note(n, c, "cited  ") + link_note(c) for n, c in sorted(notes.items()))
+    lines.extend(
+        _note(n, c, "cited  ") + link_note(c, viewer_links=viewer_links)
+        for n, c in sorted(notes.items())
+    )
+    lines.extend(_link_hints(notes.values(), viewer_links, public_url))
     if further:
         lines.append("Further passages:")
     for p in further[:FURTHER_SHOWN]:
@@ -111,19 +131,61 @@ _LINK_NOTES = {
 }
 
 
-def link_note(citation: Citation) -> str:
-    """Where the footnote leads, for a terminal: a canonical URL, or why there is none.
+def link_note(citation: Citation, *, viewer_links: bool = False) -> str:
+    """Where the footnote leads, for a terminal: a canonical URL, a viewer link, or why
+    there is none.
 
-    Viewer links are routes of `citadel serve`, signed for minutes; the terminal
-    leaves them to `--json` and the web UI rather than print tokens nobody can open.
+    Viewer links are routes of `citadel serve` signed for one user for minutes: printed
+    only with ``viewer_links`` (the answer was resolved for a user named by ``--as``,
+    who can open them signed in); the local administrator's would open for nobody.
     """
     if citation.link_state is LinkState.FORBIDDEN:
         return "you may not see this source"
+    href = citation.link_href
+    opens = f"\n    {href}" if href and viewer_links else ""
     if citation.link_state is LinkState.SUPERSEDED:
-        return " (source changed since this answer)"
-    if citation.link_state is LinkState.CANONICAL and citation.link_href:
-        return f"\n    {citation.link_href}"
+        return " (source changed since this answer)" + opens
+    if citation.link_state is LinkState.CANONICAL and href:
+        return f"\n    {href}"
+    if citation.link_state is LinkState.VIEWER:
+        return opens
     return _LINK_NOTES.get(citation.link_state, "")
+
+
+def _link_hints(cited: Iterable[Citation], viewer_links: bool, public_url: str) -> list[str]:
+    """A line under the footnotes when their viewer links were left out or are routes."""
+    signed = [
+        c.link_href
+        for c in cited
+        if c.link_state in (LinkState.VIEWER, LinkState.SUPERSEDED) and c.link_href
+    ]
+    if not signed:
+        return []
+    if not viewer_links:
+        return [VIEWER_HINT]
+    note = relative_note(signed, public_url)
+    return [note] if note else []
+
+
+def citation_line(ref: str, link: ResolvedLink, *, viewer_links: bool) -> str:
+    """``E1: viewer URL`` for ``citadel citation``: the link when it opens for its reader
+    (a canonical URL always; a signed viewer link only for a user named by ``--as``)."""
+    shown = link.href if link.href and (viewer_links or link.state is LinkState.CANONICAL) else ""
+    return f"{ref}: {link.state.value} {shown}".rstrip()
+
+
+def citation_hint(link: ResolvedLink, *, viewer_links: bool, public_url: str) -> str:
+    """The line under ``citation_line``: why a signed link was left out, or how to print
+    it whole; empty when there is nothing to say."""
+    if link.href is None or link.state not in (LinkState.VIEWER, LinkState.SUPERSEDED):
+        return ""
+    return VIEWER_HINT if not viewer_links else relative_note([link.href], public_url)
+
+
+VIEWER_HINT = (
+    "(viewer links open for the user they are made for: give `--as USER` to print"
+    " the ones USER can open in `citadel serve`)"
+)
 
 
 def search_lines(result: SearchResult, limit: int = 10) -> list[str]:
