@@ -22,6 +22,7 @@ from citadel.entrypoints.mcp.models import (
     SearchHit,
     SearchOutput,
 )
+from citadel.entrypoints.present.blocks import lead
 from citadel.entrypoints.present.labels import NOT_IN_LIBRARY_NOTE
 from citadel.entrypoints.present.neutral import neutral_inline as inline
 from citadel.entrypoints.present.neutral import neutral_markdown as shown
@@ -82,8 +83,16 @@ def _citation(citation: CitationOut) -> str:
     return f"\\[{citation.ref}\\] {inline(citation.attribution)}{support}{_link(citation.link)}"
 
 
+CLOSEST_SHOWN = 5
+"""Passages the text of a degraded answer names (the structured content has them all)."""
+
+
 def ask_markdown(output: AskOutput) -> str:
-    lines = [f"Answer {inline(output.answer_id)} to {inline(output.query)}:", ""]
+    """The answer as a reader reads it: its segments with their refs, then one footnote
+    per cited passage (attribution, support, link), then the answer_id get_passage takes.
+    Without an answer: why, and the closest passages' places and first words. The whole
+    record (every passage found, scores, the manifest's hash) is the structured content."""
+    lines: list[str] = []
     if output.answer is not None:
         for segment in output.answer.segments:
             refs = "".join(f"\\[{c.ref}\\]" for c in segment.citations)
@@ -94,6 +103,7 @@ def ask_markdown(output: AskOutput) -> str:
             lines.extend(("Segments the passages did not support were removed.", ""))
         citations = {c.ref: c for s in output.answer.segments for c in s.citations}
         lines.extend(_citation(c) for c in citations.values())
+        lines.extend(("", _answer_id(output)))
         return "\n".join(lines)
     assert output.degraded is not None
     lines.extend(
@@ -105,9 +115,28 @@ def ask_markdown(output: AskOutput) -> str:
     )
     if output.degraded.reason == DegradedReason.NOT_IN_LIBRARY.value:
         lines.extend((NOT_IN_LIBRARY_NOTE, "", "Closest passages:", ""))
-    for rank, hit in enumerate(output.results, start=1):
-        lines.extend(_hit(rank, hit))
-    return "\n".join(lines).rstrip("\n")
+    for rank, hit in enumerate(output.results[:CLOSEST_SHOWN], start=1):
+        lines.extend(
+            (
+                f"{rank}\\. {_where(hit.title, hit.chapter, hit.section, hit.pages)}"
+                f" (score {hit.score:.2f}, evidence\\_id {inline(hit.evidence_id)})",
+                "",
+                shown(lead(hit.passage)),
+                "",
+            )
+        )
+    if len(output.results) > CLOSEST_SHOWN:
+        more = len(output.results) - CLOSEST_SHOWN
+        lines.extend((f"({more} more in the structured content)", ""))
+    lines.append(_answer_id(output))
+    return "\n".join(lines)
+
+
+def _answer_id(output: AskOutput) -> str:
+    return (
+        f"answer\\_id {inline(output.answer_id)}"
+        " (get\\_passage reads a cited passage by it and the ref)"
+    )
 
 
 def passage_markdown(output: PassageOut) -> str:

@@ -11,6 +11,10 @@
   (``passage``, ``found_passage``), which checks the reader's access now as the
   viewer checks it (tenant, groups, deletion, retention).
 
+Links are the resolver's, for the caller; its viewer routes are made whole under
+``CITADEL_PUBLIC_URL`` when it is set (an agent over stdio has no server to
+resolve a route against).
+
 Errors are ``AppError``/``InvalidValue`` with messages written for the caller;
 ``server.dispatch`` turns them into MCP tool errors.
 """
@@ -27,6 +31,7 @@ from citadel.domain.search import SearchFilters, SearchMode, SearchRequest
 from citadel.domain.users import Actor
 from citadel.entrypoints.mcp.models import AskOutput, PassageOut, SearchOutput
 from citadel.entrypoints.mcp.presenting import ask_output, passage_output, search_output
+from citadel.entrypoints.present.public_links import absolute_link, absolute_links
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +86,7 @@ class CitadelTools:
             request_id=request_id,
             deadline_s=self.services.settings.http.deadline_s,
         )
-        return ask_output(result)
+        return ask_output(absolute_links(result, self.services.settings.public_url))
 
     def passage(
         self,
@@ -101,7 +106,9 @@ class CitadelTools:
         """Citation ``ref`` of answer ``answer_id``, resolved for ``actor`` now."""
         services = self.services
         target = services.audit.target(answer_id, ref, actor)
-        link = services.resolver.resolve([target], actor)[0]
+        link = absolute_link(
+            services.resolver.resolve([target], actor)[0], services.settings.public_url
+        )
         if link.state is LinkState.FORBIDDEN:
             raise Forbidden(f"citation {ref} is of a source you may not see")
         if link.state is LinkState.DELETED:
