@@ -27,7 +27,8 @@ from citadel.app.ports import ProgressCallback
 from citadel.app.resolver import ResolvedLink
 from citadel.bootstrap import Services
 from citadel.domain.errors import DomainError
-from citadel.domain.search import MAX_REQUEST_LIMIT, SearchRequest
+from citadel.domain.request_defaults import ANSWER_RESULTS, EVIDENCE_FLOOR, SEARCH_RESULTS
+from citadel.domain.search import SearchRequest
 from citadel.domain.users import Actor, Role
 from citadel.entrypoints.cli.admin import audit_app, sources_app, users_app
 from citadel.entrypoints.cli.db import db_app
@@ -252,8 +253,11 @@ def search(
     query: Annotated[str, typer.Argument(help="What to look for (plain text).")],
     limit: Annotated[
         int,
-        typer.Option(parser=whole(1, MAX_REQUEST_LIMIT, "limit"), help="How many results, 1–100."),
-    ] = 10,
+        typer.Option(
+            parser=whole(SEARCH_RESULTS.low, SEARCH_RESULTS.high, "limit"),
+            help=f"How many results, {SEARCH_RESULTS.low}–{SEARCH_RESULTS.high}.",
+        ),
+    ] = SEARCH_RESULTS.default,
     source: SourceOption = None,
     tag: TagOption = None,
     year_from: YearFromOption = None,
@@ -293,10 +297,14 @@ def ask(
     ] = None,
     minimum_evidence_score: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="Score floor for evidence, in [0, 1].")
-    ] = 0.0,
+    ] = EVIDENCE_FLOOR,
     limit: Annotated[
-        int, typer.Option(parser=whole(1, 50, "limit"), help="Search results to consider, 1–50.")
-    ] = 20,
+        int,
+        typer.Option(
+            parser=whole(ANSWER_RESULTS.low, ANSWER_RESULTS.high, "limit"),
+            help=f"Search results to consider, {ANSWER_RESULTS.low}–{ANSWER_RESULTS.high}.",
+        ),
+    ] = ANSWER_RESULTS.default,
     source: SourceOption = None,
     tag: TagOption = None,
     year_from: YearFromOption = None,

@@ -25,6 +25,7 @@ from citadel.app.errors import AppError
 from citadel.app.ingest import IngestOptions
 from citadel.bootstrap import build
 from citadel.config import ConfigError, Settings
+from citadel.domain.request_defaults import ANSWER_RESULTS
 from citadel.domain.search import SearchRequest
 from citadel.domain.users import Actor, Role
 from citadel.entrypoints.cli.text import answer_text, terminal_safe
@@ -153,7 +154,9 @@ def run_demo(home: Path | None, console: Console) -> int:
             )
         for number, question in enumerate(library.questions, start=1):
             result = asyncio.run(
-                services.answer.answer(AnswerRequest(SearchRequest(question, limit=20)), actor)
+                services.answer.answer(
+                    AnswerRequest(SearchRequest(question, limit=ANSWER_RESULTS.default)), actor
+                )
             )
             print(f"\nQ{number}. {question}\n")
             print(terminal_safe(answer_text(result)))

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from citadel.app.answer import AnswerRequest
+from citadel.domain.request_defaults import ANSWER_RESULTS
 from citadel.domain.search import SearchFilters, SearchRequest
 
 MAX_QUESTION = 2000
 MAX_FIELD = 256
-RESULTS = 20
-"""Search results an answer page considers (and lists as evidence)."""
+RESULTS = ANSWER_RESULTS.default
+"""Search results an answer page considers (and lists as evidence): every surface's."""
 
 _YEAR = re.compile(r"-?\d{1,4}")
 

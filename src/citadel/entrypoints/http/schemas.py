@@ -16,6 +16,7 @@ from pydantic import Field
 
 from citadel.app.answer import AnswerRequest
 from citadel.domain.integers import YEAR_MAX, YEAR_MIN
+from citadel.domain.request_defaults import ANSWER_RESULTS, EVIDENCE_FLOOR, SEARCH_RESULTS
 from citadel.domain.search import MAX_REQUEST_LIMIT, SearchFilters, SearchMode, SearchRequest
 from citadel.domain.users import Role
 from citadel.entrypoints.inputs import StrictInput
@@ -50,7 +51,9 @@ class SearchBody(StrictInput):
     """A search: what to look for, how many results, which retrieval, which filters."""
 
     query: str = Field(min_length=1, max_length=2000)
-    limit: int = Field(default=10, ge=1, le=MAX_REQUEST_LIMIT, strict=True)
+    limit: int = Field(
+        default=SEARCH_RESULTS.default, ge=SEARCH_RESULTS.low, le=SEARCH_RESULTS.high, strict=True
+    )
     mode: SearchMode = Field(default=SearchMode.HYBRID, strict=False)
     filters: FiltersBody = Field(default_factory=FiltersBody)
 
@@ -60,12 +63,21 @@ class SearchBody(StrictInput):
         )
 
 
+class AnswerSearchBody(SearchBody):
+    """The search an answer runs: a search, but considering ``ANSWER_RESULTS`` results
+    when it names no ``limit``, as every other surface's answer does."""
+
+    limit: int = Field(
+        default=ANSWER_RESULTS.default, ge=SEARCH_RESULTS.low, le=MAX_REQUEST_LIMIT, strict=True
+    )
+
+
 class AnswerBody(StrictInput):
     """An answer request: a search and a score floor for evidence — nothing else."""
 
-    search: SearchBody
+    search: AnswerSearchBody
     minimum_evidence_score: float = Field(
-        default=0.0, ge=0.0, le=1.0, strict=True, allow_inf_nan=False
+        default=EVIDENCE_FLOOR, ge=0.0, le=1.0, strict=True, allow_inf_nan=False
     )
 
     def domain(self) -> AnswerRequest:

@@ -26,7 +26,8 @@ from citadel.app.ports.tracing import NullTracer, Tracer
 from citadel.config import ConfigError
 from citadel.domain.errors import InvalidValue
 from citadel.domain.integers import YEAR_MAX, YEAR_MIN
-from citadel.domain.search import MAX_REQUEST_LIMIT, SearchMode
+from citadel.domain.request_defaults import ANSWER_RESULTS, EVIDENCE_FLOOR, SEARCH_RESULTS
+from citadel.domain.search import SearchMode
 from citadel.domain.users import Actor
 from citadel.entrypoints.mcp.arguments import strict_arguments
 from citadel.entrypoints.mcp.markdown import tool_result
@@ -118,8 +119,13 @@ def request_id_of(request: Any | None) -> str | None:
 
 Query = Annotated[str, Field(min_length=1, max_length=2000, description="What to look for")]
 Question = Annotated[str, Field(min_length=1, max_length=2000, description="The question")]
-Limit = Annotated[int, Field(ge=1, le=MAX_REQUEST_LIMIT, description="How many results")]
-AskLimit = Annotated[int, Field(ge=1, le=50, description="Search results to consider")]
+Limit = Annotated[
+    int, Field(ge=SEARCH_RESULTS.low, le=SEARCH_RESULTS.high, description="How many results")
+]
+AskLimit = Annotated[
+    int,
+    Field(ge=ANSWER_RESULTS.low, le=ANSWER_RESULTS.high, description="Search results to consider"),
+]
 Floor = Annotated[float, Field(ge=0.0, le=1.0, description="Score floor for evidence")]
 Ids = Annotated[
     list[str] | None,
@@ -166,7 +172,7 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
     async def search(
         query: Query,
         ctx: Context[Any, Any],
-        limit: Limit = 10,
+        limit: Limit = SEARCH_RESULTS.default,
         mode: Mode = SearchMode.HYBRID,
         source_ids: Ids = None,
         tags_any: Tags = None,
@@ -196,8 +202,8 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
     async def ask(
         question: Question,
         ctx: Context[Any, Any],
-        limit: AskLimit = 10,
-        minimum_evidence_score: Floor = 0.0,
+        limit: AskLimit = ANSWER_RESULTS.default,
+        minimum_evidence_score: Floor = EVIDENCE_FLOOR,
         source_ids: Ids = None,
         tags_any: Tags = None,
         year_min: Year = None,
