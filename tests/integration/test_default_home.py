@@ -98,6 +98,10 @@ def test_a_missing_library_is_said_with_where_citadel_looked_and_nothing_is_made
         assert "citadel ingest" in outcome.stderr
         assert outcome.stdout == ""
     assert not (user_data / "citadel").exists()
+    # An empty CITADEL_HOME is the working directory, named as a reader can find it.
+    monkeypatch.setenv("CITADEL_HOME", "")
+    blank = run("search", "missing values")
+    assert f"there is no library at {Path.cwd()}." in blank.stderr.replace("\n", "")
 
 
 def test_an_empty_library_is_said_plainly_and_exits_non_zero(

@@ -105,7 +105,8 @@ def where(settings: Settings) -> str:
     """The library's place as a reader can check it (never a database URL's password)."""
     if settings.postgres_url is not None:
         return "the PostgreSQL database CITADEL_DB names"
-    return terminal_safe(str(settings.db_path.parent if not settings.db else settings.db_path))
+    place = settings.db_path.parent if not settings.db else settings.db_path
+    return terminal_safe(str(place.absolute()))  # CITADEL_HOME="" is the working directory
 
 
 def require_books(services: Services, actor: Actor) -> None:
