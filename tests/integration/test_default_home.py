@@ -58,6 +58,15 @@ def elsewhere(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> Pat
     return place
 
 
+def ingested_from(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch, *how: str) -> Path:
+    """The test book ingested by the CLI from a new directory ``name`` (now the cwd)."""
+    place = elsewhere(tmp_path, name, monkeypatch)
+    (place / "missing.md").write_text(BOOK, encoding="utf-8")
+    ingested = run("ingest", "missing.md", *how)
+    assert ingested.exit_code == 0, ingested.stderr
+    return place
+
+
 def test_the_default_home_is_the_users_data_directory(user_data: Path) -> None:
     assert Settings.from_env({}).home == user_data / "citadel"
     assert Settings().home == user_data / "citadel"
@@ -70,10 +79,7 @@ def test_the_default_home_is_the_users_data_directory(user_data: Path) -> None:
 def test_a_book_ingested_in_one_directory_is_found_from_another(
     user_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    place = elsewhere(tmp_path, "notes", monkeypatch)
-    (place / "missing.md").write_text(BOOK, encoding="utf-8")
-    ingested = run("ingest", "missing.md")
-    assert ingested.exit_code == 0, ingested.stderr
+    place = ingested_from(tmp_path, "notes", monkeypatch)
     assert (user_data / "citadel" / "citadel.db").is_file()
     assert not (place / ".citadel").exists()
 
@@ -119,9 +125,7 @@ def test_an_empty_library_is_said_plainly_and_exits_non_zero(
 def test_books_a_reader_may_not_read_are_no_results_not_an_empty_library(
     user_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    place = elsewhere(tmp_path, "books", monkeypatch)
-    (place / "missing.md").write_text(BOOK, encoding="utf-8")
-    assert run("ingest", "missing.md", "--acl", "staff").exit_code == 0
+    ingested_from(tmp_path, "books", monkeypatch, "--acl", "staff")
     assert run("users", "add", "ada", "--role", "reader").exit_code == 0
     outcome = run("search", "missing values", "--as", "ada", "--json")
     assert outcome.exit_code == 0, outcome.stderr
@@ -132,9 +136,7 @@ def test_books_a_reader_may_not_read_are_no_results_not_an_empty_library(
 def test_a_working_directory_library_of_an_older_citadel_is_pointed_out(
     user_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    place = elsewhere(tmp_path, "old-project", monkeypatch)
-    (place / "missing.md").write_text(BOOK, encoding="utf-8")
-    assert run("ingest", "missing.md", "--home", ".citadel").exit_code == 0
+    ingested_from(tmp_path, "old-project", monkeypatch, "--home", ".citadel")
     outcome = run("ask", QUESTION)
     assert "note: ./.citadel holds a library" in outcome.stderr
     assert "CITADEL_HOME=./.citadel" in outcome.stderr.replace("\n", "")
