@@ -38,7 +38,9 @@ from citadel.entrypoints.present.shapes import (
     user_json,
 )
 
-sources_app = typer.Typer(no_args_is_help=True, help="Inspect and manage the source registry.")
+sources_app = typer.Typer(
+    rich_markup_mode=None, no_args_is_help=True, help="Inspect and manage the source registry."
+)
 
 
 @sources_app.command("list")
@@ -154,7 +156,9 @@ def sources_acl(
         err.print(escape(terminal_safe(f"{source_id} is readable by {readers}")))
 
 
-users_app = typer.Typer(no_args_is_help=True, help="Register and disable users (API tokens).")
+users_app = typer.Typer(
+    rich_markup_mode=None, no_args_is_help=True, help="Register and disable users (API tokens)."
+)
 
 
 def users_call(home: Path | None, call: Any) -> Any:
@@ -270,7 +274,9 @@ def users_list(
         print(user_line(user))
 
 
-audit_app = typer.Typer(no_args_is_help=True, help="Read and check the answers' audit log.")
+audit_app = typer.Typer(
+    rich_markup_mode=None, no_args_is_help=True, help="Read and check the answers' audit log."
+)
 
 
 @audit_app.command("show")

@@ -80,7 +80,10 @@ from citadel.entrypoints.present.shapes import (
     search_json,
 )
 
+# Plain help (click's): rich's panels cut long option names to fit 80 columns
+# (`--minimum-evidence-sc…`) and draw boxes into a pipe; click's wraps and keeps them whole.
 app = typer.Typer(
+    rich_markup_mode=None,
     add_completion=False,
     no_args_is_help=True,
     help="citadel: answers over technical books with citations the application proves.",

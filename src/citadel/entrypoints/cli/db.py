@@ -19,7 +19,9 @@ from citadel.entrypoints.cli.support import HomeOption, JsonFlag, emit, err, pro
 from citadel.entrypoints.cli.text import terminal_safe
 from citadel.setting_kinds import is_postgres_url
 
-db_app = typer.Typer(help="The database: copy an embedded library into PostgreSQL.")
+db_app = typer.Typer(
+    rich_markup_mode=None, help="The database: copy an embedded library into PostgreSQL."
+)
 
 _STAGES = {
     "sources": "sources",

@@ -85,7 +85,9 @@ def run_retrieval_evaluation(
 
 
 eval_app = typer.Typer(
-    no_args_is_help=True, help="Measure retrieval, answer and support-check quality."
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="Measure retrieval, answer and support-check quality.",
 )
 eval_app.command("support")(eval_support)
 eval_app.command("citations")(eval_citations)

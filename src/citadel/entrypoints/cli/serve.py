@@ -109,7 +109,9 @@ def http_app(services: Services, answering: Answering | None = None) -> FastAPI:
     )
 
 
-certs_app = typer.Typer(no_args_is_help=True, help="Certificates for the gRPC services.")
+certs_app = typer.Typer(
+    rich_markup_mode=None, no_args_is_help=True, help="Certificates for the gRPC services."
+)
 
 
 @certs_app.command("dev")
