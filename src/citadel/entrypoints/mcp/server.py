@@ -29,7 +29,7 @@ from citadel.domain.integers import YEAR_MAX, YEAR_MIN
 from citadel.domain.request_defaults import ANSWER_RESULTS, EVIDENCE_FLOOR, SEARCH_RESULTS
 from citadel.domain.search import SearchMode
 from citadel.domain.users import Actor
-from citadel.entrypoints.mcp.arguments import strict_arguments
+from citadel.entrypoints.mcp.arguments import CitadelServer, strict_arguments
 from citadel.entrypoints.mcp.markdown import tool_result
 from citadel.entrypoints.mcp.models import AskOutput, PassageOut, SearchOutput
 from citadel.entrypoints.mcp.tools import CitadelTools, Filters
@@ -152,7 +152,7 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
     """The MCP server with ``search``, ``ask`` and ``get_passage``, each run for
     ``caller`` through ``dispatch``."""
     tracer = tools.services.tracer
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = CitadelServer(
         "citadel",
         title="citadel",
         version=package_version(),
