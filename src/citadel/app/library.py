@@ -25,12 +25,23 @@ from citadel.domain.source import AccessScope, Source, SourceVersion, valid_sour
 from citadel.domain.users import Actor, Role, check_groups
 
 _CHANGE_ATTEMPTS = 5
+_HEADINGS_KEPT = 256
 
 
 @dataclass(frozen=True, slots=True)
 class SourceDetails:
     source: Source
     versions: tuple[SourceVersion, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Shelved:
+    """A source as the library's list shows it: its current version's record (None when
+    the registry has none) and when its first version was ingested."""
+
+    source: Source
+    current: SourceVersion | None
+    first_ingested: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,11 +66,41 @@ class LibraryService:
         self._registry = registry
         self._chunks = chunks
         self._originals = originals
+        # A version's headings never change: kept per (tenant, source, version).
+        self._headings: dict[tuple[str, str, int], tuple[str, ...]] = {}
 
     def list(self, actor: Actor) -> Sequence[Source]:
         """Live sources ``actor`` may read."""
         scope = AccessScope.of(actor)
         return [s for s in self._registry.list(actor.tenant) if scope.allows(s)]
+
+    def shelf(self, actor: Actor) -> tuple[Shelved, ...]:
+        """``list``, each source with its current version and first ingest date."""
+        shelved: tuple[Shelved, ...] = ()
+        for source in self.list(actor):
+            versions = self._registry.versions(actor.tenant, source.source_id)
+            current = next((v for v in versions if v.version == source.current_version), None)
+            first = min((v.created_at for v in versions), default="")
+            shelved += (Shelved(source, current, first),)
+        return shelved
+
+    def headings(self, source_id: str, actor: Actor) -> tuple[str, ...]:
+        """The section headings of the current version in reading order, each once (none
+        when its text is past retention); read once per version, then remembered."""
+        source = self._readable(source_id, actor)
+        key = (actor.tenant, source_id, source.current_version)
+        known = self._headings.get(key)
+        if known is not None:
+            return known
+        try:
+            chunks = self.chunks(source_id, actor)
+        except NotFound:
+            return ()
+        found = tuple(dict.fromkeys(c.section_path[-1] for c in chunks if c.section_path))
+        if len(self._headings) >= _HEADINGS_KEPT:
+            self._headings.pop(next(iter(self._headings)))
+        self._headings[key] = found
+        return found
 
     def show(self, source_id: str, actor: Actor) -> SourceDetails:
         source = self._readable(source_id, actor)

@@ -27,6 +27,7 @@ from citadel.domain.search import SearchResult
 from citadel.domain.users import Actor
 from citadel.entrypoints.http.ask_query import AskQuery
 from citadel.entrypoints.http.auth import edge
+from citadel.entrypoints.http.home_page import home_view
 from citadel.entrypoints.http.pages import fragment, page
 from citadel.entrypoints.http.presenters import LINK_WORDS, answer_view, passages
 from citadel.entrypoints.http.security import CSRF_FIELD
@@ -72,8 +73,14 @@ def _ask_page(
         permalink=query.permalink if result is not None else "",
         error=error,
         recent=edge(request).questions.of(actor),
+        home=home_view(edge(request).services, actor) if _at_home(query, result, error) else None,
         **_choices(request, actor),
     )
+
+
+def _at_home(query: AskQuery, result: AnswerResult | None, error: str | None) -> bool:
+    """The ask page with no question asked: the home page."""
+    return not query.question and result is None and error is None
 
 
 @router.get("/ask")

@@ -70,6 +70,10 @@
       button.disabled = true;
       button.textContent = "Searching…";
       result.setAttribute("aria-busy", "true");
+      var home = document.querySelector("section.home");
+      if (home) {
+        home.hidden = true; // the home page's overview gives way to the answer
+      }
       var answer = null;
       var permalink = null;
       fetch(form.dataset.stream, {
