@@ -173,3 +173,50 @@ def test_ended_sessions_survive_a_reopened_database(tmp_path: Path) -> None:
     again = Database(path)
     assert SqliteUsers(again).session_ended("s1")
     again.close()
+
+
+def test_an_external_user_is_found_by_issuer_and_subject_only(store: UserStore) -> None:
+    ada = user()
+    assert store.add_external(ada, "hash-ada", "https://id.example", "s-1")
+    assert store.by_identity("https://id.example", "s-1") == ada
+    assert store.get("ada") == ada
+    assert store.record("ada") == UserRecord(ada, "hash-ada")
+    assert store.by_identity("https://id.example", "s-2") is None
+    assert store.by_identity("https://other.example", "s-1") is None
+    store.add(user("bo"), "hash-bo")
+    assert store.by_identity("https://id.example", "bo") is None, "token users have none"
+
+
+def test_a_taken_name_or_identity_adds_nothing(store: UserStore) -> None:
+    store.add(user("ada"), "hash-ada")
+    assert not store.add_external(user("ada"), "hash-x", "https://id.example", "s-1")
+    assert store.by_identity("https://id.example", "s-1") is None
+    assert store.add_external(user("bo"), "hash-bo", "https://id.example", "s-1")
+    assert not store.add_external(user("cy"), "hash-cy", "https://id.example", "s-1")
+    assert store.get("cy") is None
+    assert store.by_token("hash-cy") is None
+    assert store.by_identity("https://id.example", "s-1") == user("bo")
+
+
+def test_membership_changes_tenant_and_groups_only(store: UserStore) -> None:
+    ada = user(role=Role.LIBRARIAN)
+    store.add_external(ada, "hash-ada", "https://id.example", "s-1")
+    moved = store.set_membership("ada", "globex", frozenset({"x"}))
+    assert moved == dataclasses.replace(ada, tenant="globex", groups=frozenset({"x"}))
+    assert store.by_identity("https://id.example", "s-1") == moved
+    assert [u.name for u in store.list("globex")] == ["ada"]
+    assert store.by_token("hash-ada") == UserRecord(moved, "hash-ada")
+    with pytest.raises(KeyError):
+        store.set_membership("nobody", "acme", frozenset())
+
+
+def test_a_sign_in_link_is_taken_once_and_not_after_it_expires(store: UserStore) -> None:
+    store.add(user(), "hash-ada")
+    store.add_signin_link("link-1", "ada", expires_at=1_900)
+    store.add_signin_link("link-2", "ada", expires_at=1_100)
+    assert store.take_signin_link("link-1", now=1_000) == "ada"
+    assert store.take_signin_link("link-1", now=1_000) is None, "used once"
+    assert store.take_signin_link("link-2", now=1_100) is None, "expired at its expiry"
+    assert store.take_signin_link("unknown", now=1_000) is None
+    store.add_signin_link("link-3", "gone", expires_at=1_900)
+    assert store.take_signin_link("link-3", now=1_000) is None, "its user is unknown"

@@ -14,6 +14,13 @@ the user is, so a stolen service key does not read every tenant. Only users of
 the store can be asserted: the CLI's local administrator (``user_id="local"``,
 never in the store) and the evaluation actor exist only inside one process and
 are refused over gRPC.
+
+People can also sign in through an OpenID provider (``sign_in_external``): the
+user is found by the provider's (issuer, subject), created on first sign-in as a
+reader with a token no one is shown (its stamp still ends sessions on rotate),
+and its tenant and groups follow the provider's claims on every sign-in; its
+role never does. A one-time sign-in link (``issue_link``) lets a user added from
+the CLI sign in without pasting the token; the store keeps only its hash.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 from citadel.app.errors import (
     AppError,
@@ -37,6 +45,7 @@ from citadel.app.errors import (
 from citadel.app.names import NameRegister
 from citadel.app.ports import Clock, UserStore
 from citadel.domain.errors import InvalidValue
+from citadel.domain.identity import ExternalIdentity
 from citadel.domain.users import (
     Actor,
     Role,
@@ -49,6 +58,9 @@ TOKEN_PREFIX = "ctd_"  # noqa: S105 - a public marker, not a secret
 """Marks citadel API tokens, so a leaked one is recognisable (and secret scanners can match it)."""
 
 _TOKEN_BYTES = 32
+LINK_TTL_S = 15 * 60
+"""How long a one-time sign-in link works unless used first."""
+_NAME_TRIES = 50
 
 
 def session_stamp(token_hash: str) -> str:
@@ -245,6 +257,80 @@ class UserService:
             status=user.status,
             groups=asserted.groups,
         )
+
+    def sign_in_external(self, identity: ExternalIdentity) -> Actor:
+        """The actor an identity verified by an OpenID provider signs in as.
+
+        Found by (issuer, subject) only, never by email. First sign-in: a new
+        reader, under the identity's name (``ada``, else ``ada-2`` and so on when
+        taken or not a valid new name). Later sign-ins: tenant and groups are
+        those of the claims now; role and status stay the store's (a disabled user
+        is refused, ``UserDisabled``)."""
+        user = self._store.by_identity(identity.issuer, identity.subject)
+        if user is None:
+            user = self._register_external(identity)
+        elif (user.tenant, user.groups) != (identity.tenant, identity.groups):
+            if user.tenant != identity.tenant:
+                self._names.check_tenant(identity.tenant)
+            self._names.check_groups(identity.tenant, identity.groups)
+            user = self._store.set_membership(user.name, identity.tenant, identity.groups)
+        return self._active(user)
+
+    def _register_external(self, identity: ExternalIdentity) -> User:
+        self._names.check_tenant(identity.tenant)
+        self._names.check_groups(identity.tenant, identity.groups)
+        base = identity.name[:56]
+        for attempt in range(1, _NAME_TRIES + 1):
+            name = base if attempt == 1 else f"{base}-{attempt}"
+            try:
+                check_new_user_name(name)
+                self._names.check_user(name)
+            except (InvalidValue, LookalikeName):
+                if attempt == 1:
+                    base = "user"
+                continue
+            user = User(
+                name=name,
+                tenant=identity.tenant,
+                role=Role.READER,
+                groups=identity.groups,
+                status=UserStatus.ACTIVE,
+                created_at=self._clock.now_iso(),
+            )
+            # A token no one is shown: the user signs in through its provider only.
+            hidden = token_sha256(_new_token())
+            if self._store.add_external(user, hidden, identity.issuer, identity.subject):
+                return user
+            linked = self._store.by_identity(identity.issuer, identity.subject)
+            if linked is not None:  # another request registered it meanwhile
+                return linked
+        raise UserExists(f"no free user name for {identity.name}")
+
+    def session_stamp_of(self, name: str) -> str:
+        """The session stamp of a user's current token (a sign-in without the token)."""
+        record = self._store.record(name)
+        if record is None:
+            raise NotFound(f"no user {name}")
+        return session_stamp(record.token_sha256)
+
+    def issue_link(self, name: str, ttl_s: int = LINK_TTL_S) -> str:
+        """A one-time sign-in secret for ``name``, good for ``ttl_s`` seconds; only its
+        hash is kept."""
+        self.get(name)
+        secret = secrets.token_urlsafe(_TOKEN_BYTES)
+        self._store.add_signin_link(token_sha256(secret), name, self._now_s() + ttl_s)
+        return secret
+
+    def use_link(self, secret: str) -> Actor:
+        """The actor a one-time sign-in secret signs in, spending it; refused when unknown,
+        used, expired, or its user disabled."""
+        name = self._store.take_signin_link(token_sha256(secret), self._now_s())
+        if name is None:
+            raise Unauthenticated("this sign-in link is unknown, used or expired")
+        return self.actor(name)
+
+    def _now_s(self) -> int:
+        return int(datetime.fromisoformat(self._clock.now_iso()).timestamp())
 
     @staticmethod
     def _active(user: User) -> Actor:

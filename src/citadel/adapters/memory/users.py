@@ -1,4 +1,5 @@
-"""The in-memory user store: users, token hashes and ended sessions in dictionaries."""
+"""The in-memory user store: users, token hashes, OpenID identities, one-time sign-in
+links and ended sessions in dictionaries."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ class InMemoryUsers:
         """token sha256 -> user name"""
         self._ended: dict[str, int] = {}
         """signed-out session id -> when it would have expired"""
+        self._identities: dict[tuple[str, str], str] = {}
+        """(issuer, subject) -> user name"""
+        self._links: dict[str, tuple[str, int]] = {}
+        """sign-in link sha256 -> (user name, expiry)"""
 
     def add(self, user: User, token_sha256: str) -> bool:
         with self._lock:
@@ -75,3 +80,37 @@ class InMemoryUsers:
     def session_ended(self, session_id: str) -> bool:
         with self._lock:
             return session_id in self._ended
+
+    def by_identity(self, issuer: str, subject: str) -> User | None:
+        with self._lock:
+            name = self._identities.get((issuer, subject))
+            return self._users[name] if name is not None else None
+
+    def add_external(self, user: User, token_sha256: str, issuer: str, subject: str) -> bool:
+        with self._lock:
+            if user.name in self._users or (issuer, subject) in self._identities:
+                return False
+            if token_sha256 in self._tokens:
+                raise ValueError("token hash already registered")
+            self._users[user.name] = user
+            self._tokens[token_sha256] = user.name
+            self._identities[(issuer, subject)] = user.name
+            return True
+
+    def set_membership(self, name: str, tenant: str, groups: frozenset[str]) -> User:
+        with self._lock:
+            if name not in self._users:
+                raise KeyError(name)
+            user = replace(self._users[name], tenant=tenant, groups=groups)
+            self._users[name] = user
+            return user
+
+    def add_signin_link(self, link_sha256: str, name: str, expires_at: int) -> None:
+        with self._lock:
+            self._links[link_sha256] = (name, expires_at)
+
+    def take_signin_link(self, link_sha256: str, now: int) -> str | None:
+        with self._lock:
+            self._links = {k: v for k, v in self._links.items() if v[1] > now}
+            found = self._links.pop(link_sha256, None)
+            return found[0] if found is not None and found[0] in self._users else None

@@ -36,6 +36,19 @@ RECORDS_DDL: tuple[str, ...] = (
     expires_at BIGINT NOT NULL
 )""",
     "CREATE INDEX IF NOT EXISTS ended_sessions_expiry ON ended_sessions(expires_at)",
+    # OpenID identities (issuer, subject) of users, and one-time sign-in links (the
+    # sha256 of each link's secret), as in SQLite.
+    """CREATE TABLE IF NOT EXISTS user_identities (
+    issuer  TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    name    TEXT NOT NULL REFERENCES users(name),
+    PRIMARY KEY (issuer, subject)
+)""",
+    """CREATE TABLE IF NOT EXISTS signin_links (
+    link_sha256 TEXT PRIMARY KEY,
+    name        TEXT NOT NULL,
+    expires_at  BIGINT NOT NULL
+)""",
     # The audit log: one row per answer, chained under the audit key; the head
     # (count, last hash, first keyed record, its MAC) is meta's 'audit_head'.
     """CREATE TABLE IF NOT EXISTS audit_log (

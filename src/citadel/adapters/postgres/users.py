@@ -1,4 +1,5 @@
-"""PostgreSQL users: the ``users`` and ``ended_sessions`` tables (``schema_records.py``).
+"""PostgreSQL users: the ``users``, ``user_identities``, ``signin_links`` and
+``ended_sessions`` tables (``schema_records.py``).
 
 The same store as SQLite's (``adapters/sqlite/users.py``): only the sha256 of a
 token is stored, and user writes leave the library generation alone (no library
@@ -19,6 +20,14 @@ from citadel.app.ports import UserRecord
 from citadel.domain.users import Role, User, UserStatus
 
 _COLUMNS = "name, tenant, role, user_groups, status, created_at"
+_QUALIFIED = ", ".join(f"users.{c}" for c in _COLUMNS.split(", "))
+
+
+def _values(user: User) -> tuple[str, ...]:
+    groups = json.dumps(sorted(user.groups))
+    return (user.name, user.tenant, user.role.value, groups, user.status.value, user.created_at)
+
+
 # Byte order, as SQLite sorts: the database's own collation may follow a locale.
 _BY_NAME = ' ORDER BY name COLLATE "C"'
 
@@ -48,15 +57,7 @@ class PostgresUsers:
             cursor = conn.execute(
                 f"INSERT INTO users({_COLUMNS}, token_sha256)"
                 " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (name) DO NOTHING",
-                (
-                    user.name,
-                    user.tenant,
-                    user.role.value,
-                    json.dumps(sorted(user.groups)),
-                    user.status.value,
-                    user.created_at,
-                    token_sha256,
-                ),
+                (*_values(user), token_sha256),
             )
             return cursor.rowcount == 1
 
@@ -118,6 +119,67 @@ class PostgresUsers:
                 "SELECT 1 FROM ended_sessions WHERE session_id = %s", (session_id,)
             ).fetchone()
         return row is not None
+
+    def by_identity(self, issuer: str, subject: str) -> User | None:
+        with self._db.read() as conn:
+            row = conn.execute(
+                f"SELECT {_QUALIFIED} FROM users JOIN user_identities i ON i.name = users.name"
+                " WHERE i.issuer = %s AND i.subject = %s",
+                (issuer, subject),
+            ).fetchone()
+        return _user(row) if row else None
+
+    def add_external(self, user: User, token_sha256: str, issuer: str, subject: str) -> bool:
+        with self._db.transaction(library=False) as conn:
+            cursor = conn.execute(
+                f"INSERT INTO users({_COLUMNS}, token_sha256)"
+                " SELECT %s, %s, %s, %s, %s, %s, %s WHERE NOT EXISTS (SELECT 1 FROM"
+                " user_identities WHERE issuer = %s AND subject = %s)"
+                " ON CONFLICT (name) DO NOTHING",
+                (*_values(user), token_sha256, issuer, subject),
+            )
+            if cursor.rowcount != 1:
+                return False
+            identity = conn.execute(
+                "INSERT INTO user_identities(issuer, subject, name) VALUES (%s, %s, %s)"
+                " ON CONFLICT (issuer, subject) DO NOTHING",
+                (issuer, subject, user.name),
+            )
+            if identity.rowcount != 1:
+                # Another server linked the identity meanwhile: undo this user too.
+                conn.execute("DELETE FROM users WHERE name = %s", (user.name,))
+                return False
+            return True
+
+    def set_membership(self, name: str, tenant: str, groups: frozenset[str]) -> User:
+        with self._db.transaction(library=False) as conn:
+            row = conn.execute(
+                f"UPDATE users SET tenant = %s, user_groups = %s WHERE name = %s"
+                f" RETURNING {_COLUMNS}",
+                (tenant, json.dumps(sorted(groups)), name),
+            ).fetchone()
+        if row is None:
+            raise KeyError(name)
+        return _user(row)
+
+    def add_signin_link(self, link_sha256: str, name: str, expires_at: int) -> None:
+        with self._db.transaction(library=False) as conn:
+            conn.execute(
+                "INSERT INTO signin_links(link_sha256, name, expires_at) VALUES (%s, %s, %s)",
+                (link_sha256, name, expires_at),
+            )
+
+    def take_signin_link(self, link_sha256: str, now: int) -> str | None:
+        with self._db.transaction(library=False) as conn:
+            conn.execute("DELETE FROM signin_links WHERE expires_at <= %s", (now,))
+            row = conn.execute(
+                "DELETE FROM signin_links WHERE link_sha256 = %s RETURNING name",
+                (link_sha256,),
+            ).fetchone()
+            if row is None:
+                return None
+            known = conn.execute("SELECT 1 FROM users WHERE name = %s", (row[0],)).fetchone()
+        return str(row[0]) if known else None
 
     def list(self, tenant: str | None = None) -> Sequence[User]:
         with self._db.read() as conn:

@@ -138,6 +138,20 @@ CREATE TABLE IF NOT EXISTS ended_sessions (
     session_id TEXT PRIMARY KEY,
     expires_at INTEGER NOT NULL
 ) WITHOUT ROWID;
+-- OpenID identities: the (issuer, subject) a provider signs a user in as (never an
+-- email). One-time sign-in links: the sha256 of each link's secret, until it is used
+-- or expires. New in place: CREATE IF NOT EXISTS adds them to older files.
+CREATE TABLE IF NOT EXISTS user_identities (
+    issuer  TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    name    TEXT NOT NULL REFERENCES users(name),
+    PRIMARY KEY (issuer, subject)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS signin_links (
+    link_sha256 TEXT PRIMARY KEY,
+    name        TEXT NOT NULL,
+    expires_at  INTEGER NOT NULL
+) WITHOUT ROWID;
 -- The FTS5 index is one table per tenant (fts_table below, made by the first
 -- write of the tenant's chunks), so BM25's statistics are the tenant's own. Only
 -- current versions of live sources are indexed; rowid = chunks.rowid. `access`

@@ -1,4 +1,5 @@
-"""SQLite users: the ``users`` table, beside the library in the same file.
+"""SQLite users: the ``users`` table, beside the library in the same file, with the
+OpenID identities users sign in as (``user_identities``) and one-time sign-in links.
 
 Only the sha256 of a token is stored (see ``citadel.app.users``). User writes
 do not bump the library generation: no library cache is derived from users.
@@ -15,6 +16,12 @@ from citadel.app.ports import UserRecord
 from citadel.domain.users import Role, User, UserStatus
 
 _COLUMNS = "name, tenant, role, user_groups, status, created_at"
+_QUALIFIED = ", ".join(f"users.{c}" for c in _COLUMNS.split(", "))
+
+
+def _values(user: User) -> tuple[str, ...]:
+    groups = json.dumps(sorted(user.groups))
+    return (user.name, user.tenant, user.role.value, groups, user.status.value, user.created_at)
 
 
 def _user(row: sqlite3.Row | tuple[object, ...]) -> User:
@@ -38,15 +45,7 @@ class SqliteUsers:
             cursor = conn.execute(
                 f"INSERT INTO users({_COLUMNS}, token_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT(name) DO NOTHING",
-                (
-                    user.name,
-                    user.tenant,
-                    user.role.value,
-                    json.dumps(sorted(user.groups)),
-                    user.status.value,
-                    user.created_at,
-                    token_sha256,
-                ),
+                (*_values(user), token_sha256),
             )
             return cursor.rowcount == 1
 
@@ -105,6 +104,61 @@ class SqliteUsers:
             "SELECT 1 FROM ended_sessions WHERE session_id = ?", (session_id,)
         ).fetchone()
         return row is not None
+
+    def by_identity(self, issuer: str, subject: str) -> User | None:
+        row = self._db.reader.execute(
+            f"SELECT {_QUALIFIED} FROM users JOIN user_identities i ON i.name = users.name"
+            " WHERE i.issuer = ? AND i.subject = ?",
+            (issuer, subject),
+        ).fetchone()
+        return _user(row) if row else None
+
+    def add_external(self, user: User, token_sha256: str, issuer: str, subject: str) -> bool:
+        with self._db.transaction(library=False) as conn:
+            taken = conn.execute(
+                "SELECT 1 FROM users WHERE name = ? UNION ALL"
+                " SELECT 1 FROM user_identities WHERE issuer = ? AND subject = ?",
+                (user.name, issuer, subject),
+            ).fetchone()
+            if taken:
+                return False
+            conn.execute(
+                f"INSERT INTO users({_COLUMNS}, token_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (*_values(user), token_sha256),
+            )
+            conn.execute(
+                "INSERT INTO user_identities(issuer, subject, name) VALUES (?, ?, ?)",
+                (issuer, subject, user.name),
+            )
+            return True
+
+    def set_membership(self, name: str, tenant: str, groups: frozenset[str]) -> User:
+        with self._db.transaction(library=False) as conn:
+            row = conn.execute(
+                f"UPDATE users SET tenant = ?, user_groups = ? WHERE name = ? RETURNING {_COLUMNS}",
+                (tenant, json.dumps(sorted(groups)), name),
+            ).fetchone()
+        if row is None:
+            raise KeyError(name)
+        return _user(row)
+
+    def add_signin_link(self, link_sha256: str, name: str, expires_at: int) -> None:
+        with self._db.transaction(library=False) as conn:
+            conn.execute(
+                "INSERT INTO signin_links(link_sha256, name, expires_at) VALUES (?, ?, ?)",
+                (link_sha256, name, expires_at),
+            )
+
+    def take_signin_link(self, link_sha256: str, now: int) -> str | None:
+        with self._db.transaction(library=False) as conn:
+            conn.execute("DELETE FROM signin_links WHERE expires_at <= ?", (now,))
+            row = conn.execute(
+                "DELETE FROM signin_links WHERE link_sha256 = ? RETURNING name", (link_sha256,)
+            ).fetchone()
+            if row is None:
+                return None
+            known = conn.execute("SELECT 1 FROM users WHERE name = ?", (row[0],)).fetchone()
+        return str(row[0]) if known else None
 
     def list(self, tenant: str | None = None) -> Sequence[User]:
         if tenant is None:

@@ -1,4 +1,5 @@
-"""Users and the hashes of their tokens, and signed-out sessions."""
+"""Users and the hashes of their tokens, the OpenID identities they sign in with,
+one-time sign-in links, and signed-out sessions."""
 
 from __future__ import annotations
 
@@ -62,4 +63,28 @@ class UserStore(Protocol):
 
     def session_ended(self, session_id: str) -> bool:
         """Whether that session was signed out (and has not expired since)."""
+        ...
+
+    def by_identity(self, issuer: str, subject: str) -> User | None:
+        """The user an OpenID identity (issuer, subject) signs in as; None when none."""
+        ...
+
+    def add_external(self, user: User, token_sha256: str, issuer: str, subject: str) -> bool:
+        """Register ``user`` with its OpenID identity, both or neither; False (nothing
+        written) when the name or the identity is taken."""
+        ...
+
+    def set_membership(self, name: str, tenant: str, groups: frozenset[str]) -> User:
+        """Replace a user's tenant and groups (from its provider's claims) and return the
+        user as stored; ``KeyError`` when unknown. Role and status stay."""
+        ...
+
+    def add_signin_link(self, link_sha256: str, name: str, expires_at: int) -> None:
+        """Keep a one-time sign-in link (its hash) for ``name`` until ``expires_at``
+        (Unix seconds)."""
+        ...
+
+    def take_signin_link(self, link_sha256: str, now: int) -> str | None:
+        """The user a link signs in, removing the link (it is used once); None when it
+        is unknown, used or past its expiry at ``now`` (expired links are dropped)."""
         ...
