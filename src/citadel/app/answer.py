@@ -50,6 +50,7 @@ from citadel.domain.answer import (
 )
 from citadel.domain.limits import Limits
 from citadel.domain.manifest import ContextEvidence, Manifest, freeze_manifest
+from citadel.domain.rewrite import QueryRewrite
 from citadel.domain.search import SearchRequest, SearchResult
 from citadel.domain.selection import select_evidence
 from citadel.domain.users import Actor
@@ -64,6 +65,9 @@ class AnswerRequest:
 
     search: SearchRequest
     minimum_evidence_score: float = 0.0
+    rewrite: QueryRewrite | None = None
+    """A conversation's turn: how ``search.query`` came from the question as asked
+    (``app.conversations``); kept on the result and in its audit record."""
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.minimum_evidence_score <= 1.0:
@@ -183,6 +187,8 @@ class AnswerService:
         on_search: SearchSeen | None = None,
     ) -> AnswerResult:
         result = await self._produce(request, actor, request_id, on_search)
+        if request.rewrite is not None:
+            result = replace(result, rewrite=request.rewrite)
         if self._resolver is None and self._audit is None:
             self._count(result)
             return result

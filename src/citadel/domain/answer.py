@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from citadel.domain.errors import InvalidValue
 from citadel.domain.manifest import Manifest, PromptEvidence
+from citadel.domain.rewrite import QueryRewrite
 from citadel.domain.search import SearchResult
 from citadel.domain.support import JudgeVerdict, Support, SupportLabel, strongest
 
@@ -201,6 +202,9 @@ class AnswerResult:
     answerability: Answerability | None = None
     """The decision made before generation; ``None`` when no scorer is configured or no
     passage was found (``no_evidence``)."""
+    rewrite: QueryRewrite | None = None
+    """For a conversation's turn: the question as asked and how its search query was
+    built (``domain.rewrite``); ``None`` for a question asked on its own."""
 
     def __post_init__(self) -> None:
         if (self.answer is None) == (self.degraded is None):

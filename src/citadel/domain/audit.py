@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from citadel.domain.answer import Answerability, AnswerResult, JudgedCitation, LinkState
 from citadel.domain.manifest import canonical_json, manifest_rows
+from citadel.domain.rewrite import QueryRewrite, RewriteKind
 from citadel.domain.support import JudgeVerdict, SupportLabel
 from citadel.domain.users import Actor
 
@@ -72,6 +73,9 @@ class AuditRecord:
     judged: tuple[JudgedCitation, ...] = ()
     """The span-support judge's verdicts on the candidate's citations, dropped ones too
     (by segment of ``output``), each with its model: what replay applies again."""
+    rewrite: QueryRewrite | None = None
+    """A conversation turn's question as asked, the query searched and how it was
+    rewritten (``None`` for a question asked on its own: other records keep their bytes)."""
 
     def to_json(self) -> str:
         support: dict[str, object] = {
@@ -81,8 +85,12 @@ class AuditRecord:
         }
         if self.judged:  # only where a judge ruled: other records keep their bytes
             support["judge"] = [_judged_json(j) for j in self.judged]
+        extra: dict[str, object] = {}
+        if self.rewrite is not None:
+            extra["rewrite"] = _rewrite_json(self.rewrite)
         return canonical_json(
             {
+                **extra,
                 "answer_id": self.answer_id,
                 "request_id": self.request_id,
                 "time": self.time,
@@ -142,7 +150,18 @@ class AuditRecord:
             limited=bool(support.get("limited", False)),
             answerability=_answerability_from_json(data.get("answerability")),
             judged=tuple(_judged_from_json(j) for j in support.get("judge", ())),
+            rewrite=_rewrite_from_json(data.get("rewrite")),
         )
+
+
+def _rewrite_json(rewrite: QueryRewrite) -> dict[str, object]:
+    return {"question": rewrite.question, "query": rewrite.query, "kind": rewrite.kind.value}
+
+
+def _rewrite_from_json(value: object) -> QueryRewrite | None:
+    if not isinstance(value, dict):
+        return None
+    return QueryRewrite(str(value["question"]), str(value["query"]), RewriteKind(value["kind"]))
 
 
 def _judged_json(judged: JudgedCitation) -> dict[str, object]:
@@ -219,6 +238,7 @@ def answer_record(result: AnswerResult, actor: Actor, time: str) -> AuditRecord:
         limited=result.answer.limited if result.answer else False,
         answerability=result.answerability,
         judged=generation.judged if generation else (),
+        rewrite=result.rewrite,
         citations=tuple(
             CitationAudit(
                 segment=index,
