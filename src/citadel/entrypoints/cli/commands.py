@@ -176,18 +176,20 @@ def ingest(
                 failed += 1
                 reason = exc.reason if isinstance(exc, IngestError) else _code(exc)
                 shown = str(exc) if isinstance(exc, IngestError) else f"{path}: {exc}"
-                err.print(f"[red]failed[/red] {escape(terminal_safe(shown))}")
+                err.print(f"[red]failed[/red] {escape(terminal_safe(shown))}", soft_wrap=True)
                 if json_out:
                     emit({"path": str(path), "status": "failed", "reason": reason, "error": shown})
                 continue
             if json_out:
                 emit(ingest_json(report))
             else:
-                err.print(
-                    f"[green]{report.status}[/green] {escape(terminal_safe(report.title))}"
+                # The result is what a pipe reads: stdout, one unwrapped line per file.
+                print(
+                    f"{report.status} {terminal_safe(report.title)}"
                     f" — source {report.source_id} v{report.version}:"
                     f" {page_count_text(report.pages)}{report.sections} sections,"
-                    f" {report.chunks} chunks"
+                    f" {report.chunks} chunks",
+                    flush=True,
                 )
     if failed:
         raise typer.Exit(1)
