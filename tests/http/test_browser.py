@@ -103,6 +103,13 @@ def test_sign_in_ask_follow_a_footnote_and_stay_inert(server: tuple[str, Library
             page.click("button[type=submit]")
             page.wait_for_url(f"{base}/ask")
 
+            # Home: what the library holds and questions drawn from its headings.
+            home = page.locator("section.home")
+            assert "In the library" in home.inner_text()
+            assert "Reliable Service Design" in home.locator("ul.books").inner_text()
+            assert home.locator("ul.suggested a").count() >= 3
+            page.screenshot(path=str(ARTIFACTS / "home.png"), full_page=True)
+
             # Streamed: the passages first, while the answer is still being checked.
             page.fill("textarea[name=question]", QUESTION)
             started = time.perf_counter()
@@ -182,6 +189,7 @@ def test_sign_in_ask_follow_a_footnote_and_stay_inert(server: tuple[str, Library
             page.screenshot(path=str(ARTIFACTS / "hostile-viewer.png"), full_page=True)
             page.goto(f"{base}/library")
             assert HOSTILE_TITLE in page.locator("table").inner_text()
+            page.screenshot(path=str(ARTIFACTS / "library.png"), full_page=True)
             page.locator("table a.source", has_text="Reliable Service Design").click()
             page.wait_for_selector("table.sections")
             assert "Retry Budgets" in page.locator("table.sections").inner_text()

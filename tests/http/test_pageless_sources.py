@@ -14,7 +14,7 @@ from citadel.entrypoints.cli.text import source_details_text
 from citadel.entrypoints.present.labels import page_count_text
 from citadel.entrypoints.present.shapes import ingest_json
 from tests.builders import operator
-from tests.http.conftest import Library, bearer, browser, sign_in
+from tests.http.conftest import Library, bearer, browser, csrf_of, sign_in
 
 
 def test_the_api_gives_a_markdown_version_no_page_count(
@@ -51,3 +51,19 @@ def test_a_paged_count_is_said_and_zero_is_not() -> None:
     report = IngestReport("a.md", "src", 1, "created", "A", 0, 3, 4)
     assert ingest_json(report)["pages"] is None
     assert ingest_json(IngestReport("a.pdf", "src", 1, "created", "A", 9, 3, 4))["pages"] == 9
+
+
+def test_an_uploaded_markdown_book_reports_no_page_count(app: FastAPI, library: Library) -> None:
+    with browser(app) as c:
+        sign_in(c, library, "lib")
+        token = csrf_of(c.get("/library").text)
+        reply = c.post(
+            "/library",
+            data={"csrf_token": token, "title": "Pageless Upload"},
+            files={"file": ("pageless.md", b"# Pageless\n\n## One\n\nA line of text.\n")},
+        )
+    assert reply.status_code == 200, reply.text
+    ingests = re.search(r'<ul class="ingests">(.*?)</ul>', reply.text, re.S)
+    assert ingests is not None, reply.text
+    assert "pageless.md" in ingests.group(1) and "sections" in ingests.group(1)
+    assert "0 pages" not in ingests.group(1)

@@ -26,9 +26,10 @@ from citadel.entrypoints.http.auth import RecentIngest, edge
 from citadel.entrypoints.http.pages import page
 from citadel.entrypoints.http.presenters import source_view
 from citadel.entrypoints.http.security import CSRF_FIELD
+from citadel.entrypoints.http.shelf import shelf_row
 from citadel.entrypoints.http.uploads import OPTION_FIELDS, ingest_upload, received, spool_root
 from citadel.entrypoints.http.web import Reader, check_csrf, form_fields
-from citadel.entrypoints.present.labels import human_bytes
+from citadel.entrypoints.present.labels import human_bytes, page_count_text
 
 router = APIRouter(include_in_schema=False)
 
@@ -72,14 +73,14 @@ def section_rows(chunks: Sequence[Chunk]) -> list[SectionRow]:
 
 def _library(request: Request, actor: Actor, status: int = 200, **notes: str | None) -> Response:
     state = edge(request)
-    sources = state.services.library.list(actor)
+    shelved = state.services.library.shelf(actor)
     return page(
         request,
         "library.html",
         status,
-        sources=[{**source_view(s, actor), "href": source_href(s.source_id)} for s in sources],
+        sources=[{**source_view(b.source, actor), **shelf_row(b)} for b in shelved],
         # The same access rule as the listing: uploads of sources shown above, and one's own.
-        recent=state.recent_for(actor, {s.source_id for s in sources}),
+        recent=state.recent_for(actor, {b.source.source_id for b in shelved}),
         may_upload=actor.role in MANAGERS,
         max_size=human_bytes(state.services.settings.max_file_bytes),
         message=notes.get("message"),
@@ -107,8 +108,8 @@ async def upload(request: Request, actor: Reader) -> Response:
             state.remember(actor.tenant, RecentIngest(actor.user_id, exc.path, "failed", str(exc)))
             return _library(request, actor, 422, error=str(exc))
     detail = (
-        f"source {report.source_id} v{report.version}: {report.pages} pages,"
-        f" {report.sections} sections, {report.chunks} chunks"
+        f"source {report.source_id} v{report.version}: {page_count_text(report.pages)}"
+        f"{report.sections} sections, {report.chunks} chunks"
     )
     state.remember(
         actor.tenant,
