@@ -270,7 +270,11 @@ class IngestService:
                 continue
             self._prune(current.source.tenant, current.source.source_id)
             return self._planner.report(
-                current.shown, current.source, current.version.version, current.status
+                current.shown,
+                current.source,
+                current.version.version,
+                current.status,
+                current.document.warnings,
             )
         raise IngestError(
             item.shown, "busy", "the source kept changing while this file was committed; retry"

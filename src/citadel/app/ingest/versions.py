@@ -37,6 +37,9 @@ class IngestReport:
     pages: int
     sections: int
     chunks: int
+    warnings: tuple[str, ...] = ()
+    """What the parser noticed but read past (a repaired PDF, a file left out of a
+    folder), one line each, in citadel's words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +124,9 @@ class VersionPlanner:
                 changed = replace(changed, acl_groups=options.acl_groups)
             if changed != existing:
                 self._registry.update(changed)
-            return self.report(shown, changed, changed.current_version, "unchanged")
+            return self.report(
+                shown, changed, changed.current_version, "unchanged", document.warnings
+            )
 
         version_no = existing.current_version + 1 if existing else 1
         source_id = existing.source_id if existing else options.source_id or _new_source_id()
@@ -173,7 +178,14 @@ class VersionPlanner:
             shown, status, source, version, chunks, unique_in, document, options, origin
         )
 
-    def report(self, path: str, source: Source, version_no: int, status: str) -> IngestReport:
+    def report(
+        self,
+        path: str,
+        source: Source,
+        version_no: int,
+        status: str,
+        warnings: tuple[str, ...] = (),
+    ) -> IngestReport:
         """The report of ``source`` at ``version_no``, with that version's stored counts."""
         counts = next(
             (
@@ -192,6 +204,7 @@ class VersionPlanner:
             pages=counts.page_count if counts else 0,
             sections=counts.section_count if counts else 0,
             chunks=counts.chunk_count if counts else 0,
+            warnings=warnings,
         )
 
     def _existing(

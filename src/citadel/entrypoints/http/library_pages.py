@@ -110,6 +110,7 @@ async def upload(request: Request, actor: Reader) -> Response:
     detail = (
         f"source {report.source_id} v{report.version}: {page_count_text(report.pages)}"
         f"{report.sections} sections, {report.chunks} chunks"
+        + "".join(f"; warning: {w}" for w in report.warnings)
     )
     state.remember(
         actor.tenant,

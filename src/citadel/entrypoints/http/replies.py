@@ -204,6 +204,10 @@ class IngestReply(Reply):
     )
     sections: int
     chunks: int
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What the parser read past (a repaired PDF, a file left out), one line each.",
+    )
 
 
 class Health(Reply):

@@ -154,6 +154,7 @@ def ingest_json(report: IngestReport) -> dict[str, Any]:
         "pages": page_count_or_none(report.pages),
         "sections": report.sections,
         "chunks": report.chunks,
+        "warnings": list(report.warnings),
     }
 
 
