@@ -10,8 +10,9 @@ posts, and deleting drops the source's kept original PDFs too.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import quote
 
 from fastapi import APIRouter
@@ -20,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from citadel.app.errors import Forbidden, IngestError, NotFound
+from citadel.bootstrap import Services
 from citadel.domain.document import Chunk
 from citadel.domain.users import Actor, Role
 from citadel.entrypoints.http.auth import RecentIngest, edge
@@ -46,28 +48,58 @@ class SectionRow:
     depth: int
     chunks: int
     pages: str
+    first_chunk: str = ""
+    """The chunk a link to the section opens at; empty for a chapter whose text is
+    all in its sections (it has no passage of its own to open)."""
+    href: str = ""
 
 
 def section_rows(chunks: Sequence[Chunk]) -> list[SectionRow]:
-    """Each section of a version in reading order, with its chunks and printed pages."""
-    rows: list[tuple[tuple[str, ...], int, str, str]] = []
+    """Each section of a version in reading order, with its chunks and printed pages;
+    a chapter that holds no text of its own is shown too, above its sections (else a
+    section would read as if it were in the chapter before)."""
+    rows: list[tuple[tuple[str, ...], int, str, str, str]] = []
+    seen: set[tuple[str, ...]] = set()
     for chunk in chunks:
         path = tuple(chunk.section_path)
         first = chunk.page_label_start or ""
         last = chunk.page_label_end or first
         if rows and rows[-1][0] == path:
-            key, count, start, _ = rows[-1]
-            rows[-1] = (key, count + 1, start or first, last or rows[-1][3])
-        else:
-            rows.append((path, 1, first, last))
+            key, count, start, end, opens = rows[-1]
+            rows[-1] = (key, count + 1, start or first, last or end, opens)
+            continue
+        for depth in range(1, len(path)):
+            enclosing = path[:depth]
+            if enclosing not in seen:
+                seen.add(enclosing)
+                rows.append((enclosing, 0, first, "", ""))
+        seen.add(path)
+        rows.append((path, 1, first, last, chunk.chunk_id))
     return [
         SectionRow(
             heading=path[-1] if path else "(before the first heading)",
             depth=max(len(path) - 1, 0),
             chunks=count,
             pages=start if not end or end == start else f"{start}–{end}",
+            first_chunk=opens,
         )
-        for path, count, start, end in rows
+        for path, count, start, end, opens in rows
+    ]
+
+
+def linked(
+    rows: Sequence[SectionRow], services: Services, actor: Actor, source_id: str, version: int
+) -> list[SectionRow]:
+    """The rows, each section with text of its own a signed viewer link for ``actor``."""
+    now = time.time()
+    return [
+        replace(
+            row,
+            href=services.viewer.href(actor.user_id, source_id, version, row.first_chunk, now),
+        )
+        if row.first_chunk
+        else row
+        for row in rows
     ]
 
 
@@ -128,7 +160,13 @@ def source_page(source_id: str, request: Request, actor: Reader) -> Response:
     versions = sorted(details.versions, key=lambda v: v.version, reverse=True)
     current = next((v for v in versions if v.version == source.current_version), None)
     try:
-        sections = section_rows(services.library.chunks(source_id, actor))
+        sections = linked(
+            section_rows(services.library.chunks(source_id, actor)),
+            services,
+            actor,
+            source_id,
+            source.current_version,
+        )
     except NotFound:
         sections = []  # the current version's text is past retention
     return page(
