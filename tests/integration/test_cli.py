@@ -554,5 +554,5 @@ def test_titles_that_look_like_terminal_markup_are_printed_as_text(tmp_path: Pat
     second.write_text("# Queues\n\nThe workers keep their state in one queue.\n", "utf-8")
     outcome = cli("ingest", "--home", str(home), str(first), str(second))
     assert outcome.exit_code == 0, outcome.stderr
-    assert "[/bold] Handbook [red]" in outcome.stderr
-    assert "Queues" in outcome.stderr, "the next file is ingested too"
+    assert "[/bold] Handbook [red]" in outcome.stdout
+    assert "Queues" in outcome.stdout, "the next file is ingested too"

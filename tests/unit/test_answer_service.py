@@ -31,6 +31,7 @@ from citadel.app.ports import AnswerGenerator
 from citadel.app.search import SearchService
 from citadel.domain.answer import AnswerResult, DegradedReason, GenerationRequest
 from citadel.domain.limits import Limits
+from citadel.domain.rewrite import QueryRewrite
 from citadel.domain.search import SearchRequest, SearchResult
 from citadel.domain.source import Source
 from citadel.domain.users import Actor
@@ -487,7 +488,10 @@ def test_the_request_carries_no_passages_or_citations() -> None:
     assert {f.name for f in dataclasses.fields(AnswerRequest)} == {
         "search",
         "minimum_evidence_score",
+        "rewrite",
     }
+    # A conversation's rewrite is text only: how the query came from the question.
+    assert {f.name for f in dataclasses.fields(QueryRewrite)} == {"question", "query", "kind"}
 
 
 # -- minimum evidence score --------------------------------------------------------------
