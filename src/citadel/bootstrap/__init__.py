@@ -18,6 +18,7 @@ from citadel.app.answerability import DEFAULT_THRESHOLD, AnswerabilityStep
 from citadel.app.audit import AuditService
 from citadel.app.circuit import CircuitBreaker
 from citadel.app.citation_golden import GoldenCitationCheck
+from citadel.app.conversations import ConversationService
 from citadel.app.evaluation import BeirDataset
 from citadel.app.ingest import IngestService
 from citadel.app.library import LibraryService
@@ -68,6 +69,8 @@ class Services:
     answer: AnswerService
     library: LibraryService
     users: UserService
+    conversations: ConversationService
+    """Each reader's conversations; every turn an ask through ``answer``."""
     registry: SourceRegistry
     chunks: ChunkStore
     audit: AuditService
@@ -109,7 +112,8 @@ def build(
     background (searching exactly meanwhile) rather than in its first search.
     ``relevance``: the scorer the answerability decision uses (``_answerability``).
     """
-    library, users, audit_log = stores(settings, serving)
+    kept = stores(settings, serving)
+    library, users, audit_log = kept.library, kept.users, kept.audit
     clock = SystemClock()
     chosen_embedder = embedder or embedder_for(settings)
     vectors = library if chosen_embedder is not None else None
@@ -148,6 +152,23 @@ def build(
     names = NameRegister(users, library)  # new names are checked against users' and ACLs'
     images = page_images(settings, metrics)  # bootstrap/pages.py
     users_service = UserService(users, clock, names)
+    answer = AnswerService(
+        retrieval or search,
+        chosen,
+        settings.limits,
+        sources=library,
+        cache=AnswerCache(settings.answer_cache_size, settings.answer_cache_ttl_s),
+        resolver=resolver,
+        audit=audit,
+        metrics=metrics,
+        circuit=CircuitBreaker(settings.circuit_failures, settings.circuit_cooldown_s),
+        support=SupportStep(
+            judged(settings, checker), SupportPolicy(settings.support_policy), metrics
+        ),
+        relevance=_answerability(settings, scorer),
+        tracer=tracer,
+        near_top=settings.fusion.near_top,
+    )
     return Services(
         settings=settings,
         ingest=IngestService(
@@ -167,23 +188,8 @@ def build(
         library=LibraryService(library, library, originals, names),
         users=users_service,
         search=search,
-        answer=AnswerService(
-            retrieval or search,
-            chosen,
-            settings.limits,
-            sources=library,
-            cache=AnswerCache(settings.answer_cache_size, settings.answer_cache_ttl_s),
-            resolver=resolver,
-            audit=audit,
-            metrics=metrics,
-            circuit=CircuitBreaker(settings.circuit_failures, settings.circuit_cooldown_s),
-            support=SupportStep(
-                judged(settings, checker), SupportPolicy(settings.support_policy), metrics
-            ),
-            relevance=_answerability(settings, scorer),
-            tracer=tracer,
-            near_top=settings.fusion.near_top,
-        ),
+        answer=answer,
+        conversations=ConversationService(kept.conversations, answer, clock),
         audit=audit,
         resolver=resolver,
         metrics=metrics,

@@ -1,15 +1,18 @@
-"""Where the library, the users and the audit log are kept: SQLite or PostgreSQL
-(``CITADEL_DB``), and ``citadel db migrate`` from the one to the other."""
+"""Where the library, the users, the conversations and the audit log are kept: SQLite
+or PostgreSQL (``CITADEL_DB``), and ``citadel db migrate`` from the one to the other."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from citadel.adapters.sqlite.audit import SqliteAuditLog
+from citadel.adapters.sqlite.conversations import SqliteConversations
 from citadel.adapters.sqlite.library import SqliteLibrary
 from citadel.adapters.sqlite.users import SqliteUsers
 from citadel.app.ports import AuditLog, UserStore
+from citadel.app.ports.conversations import ConversationStore
 from citadel.config import Settings
 
 if TYPE_CHECKING:
@@ -19,14 +22,23 @@ if TYPE_CHECKING:
     Library = SqliteLibrary | PostgresLibrary
 
 
-def stores(settings: Settings, serving: bool) -> tuple[Library, UserStore, AuditLog]:
-    """The library, the user store and the audit log on the database ``CITADEL_DB`` names:
-    a SQLite file (the default) or PostgreSQL. The audit chain's key is a file beside
-    viewer.key, never in the database: split mode's services and the HTTP edge share
-    CITADEL_HOME, so they share the key (as do several servers on one PostgreSQL)."""
+@dataclass(frozen=True, slots=True)
+class Stores:
+    library: Library
+    users: UserStore
+    audit: AuditLog
+    conversations: ConversationStore
+
+
+def stores(settings: Settings, serving: bool) -> Stores:
+    """The stores on the database ``CITADEL_DB`` names: a SQLite file (the default) or
+    PostgreSQL. The audit chain's key is a file beside viewer.key, never in the
+    database: split mode's services and the HTTP edge share CITADEL_HOME, so they
+    share the key (as do several servers on one PostgreSQL)."""
     key_file = settings.home / "audit.key"
     if settings.postgres_url is not None:
         from citadel.adapters.postgres.audit import PostgresAuditLog
+        from citadel.adapters.postgres.conversations import PostgresConversations
         from citadel.adapters.postgres.library import PostgresLibrary
         from citadel.adapters.postgres.users import PostgresUsers
 
@@ -37,7 +49,12 @@ def stores(settings: Settings, serving: bool) -> tuple[Library, UserStore, Audit
             hnsw_min_vectors=settings.hnsw_min_vectors,
             hnsw_background=serving,
         )
-        return shared, PostgresUsers(shared.database), PostgresAuditLog(shared.database, key_file)
+        return Stores(
+            shared,
+            PostgresUsers(shared.database),
+            PostgresAuditLog(shared.database, key_file),
+            PostgresConversations(shared.database),
+        )
     library = SqliteLibrary(
         settings.db_path,
         weights=settings.bm25_weights,
@@ -45,7 +62,12 @@ def stores(settings: Settings, serving: bool) -> tuple[Library, UserStore, Audit
         hnsw_min_vectors=settings.hnsw_min_vectors,
         hnsw_background=serving,
     )
-    return library, SqliteUsers(library.database), SqliteAuditLog(library.database, key_file)
+    return Stores(
+        library,
+        SqliteUsers(library.database),
+        SqliteAuditLog(library.database, key_file),
+        SqliteConversations(library.database),
+    )
 
 
 def migrate_library(
