@@ -41,6 +41,7 @@ __all__ = [
     "ConfigError",
     "HttpSettings",
     "LlmSettings",
+    "OidcSettings",
     "RenderSettings",
     "Settings",
     "cli_default",
@@ -74,6 +75,23 @@ class HttpSettings:
     trusted_proxies: tuple[str, ...] = default_of("http.trusted_proxies")
     image_concurrency: int = default_of("http.image_concurrency")
     image_rate_per_minute: int = default_of("http.image_rate_per_minute")
+
+
+@dataclass(frozen=True, slots=True)
+class OidcSettings:
+    """Sign-in through an OpenID provider (``settings_oidc``); the secret never shows."""
+
+    issuer: str = default_of("oidc.issuer")
+    client_id: str = default_of("oidc.client_id")
+    client_secret: SecretStr = field(default=default_of("oidc.client_secret"))
+    scopes: str = default_of("oidc.scopes")
+    groups_claim: str = default_of("oidc.groups_claim")
+    tenant_claim: str = default_of("oidc.tenant_claim")
+    label: str = default_of("oidc.label")
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.issuer and self.client_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +167,7 @@ class Settings:
 
     llm: LlmSettings = field(default_factory=LlmSettings)
     http: HttpSettings = field(default_factory=HttpSettings)
+    oidc: OidcSettings = field(default_factory=OidcSettings)
     render: RenderSettings = field(default_factory=RenderSettings)
 
     @property
@@ -187,6 +206,7 @@ class Settings:
             fusion=fusion,
             llm=_llm(**values["llm"]),
             http=HttpSettings(**values["http"]),
+            oidc=_oidc(OidcSettings(**values["oidc"])),
             render=RenderSettings(**values["render"]),
         )
 
@@ -230,3 +250,18 @@ def read_key(name: str, value: SecretStr, file: str) -> SecretStr:
         except OSError as exc:
             raise ConfigError(f"{name}_FILE: cannot read {file}: {exc.strerror}") from None
     return SecretStr(key.strip())
+
+
+def _oidc(settings: OidcSettings) -> OidcSettings:
+    """Half a provider is a mistake worth saying at start-up, not at the first sign-in."""
+    if bool(settings.issuer) != bool(settings.client_id):
+        raise ConfigError(
+            "set both CITADEL_OIDC_ISSUER and CITADEL_OIDC_CLIENT_ID for single sign-on"
+            " (or neither)"
+        )
+    if settings.issuer:
+        parts = urlsplit(settings.issuer)
+        host = parts.hostname or ""
+        if parts.scheme != "https" and host not in ("localhost", "127.0.0.1", "::1"):
+            raise ConfigError("CITADEL_OIDC_ISSUER must be an https:// URL (http only to loopback)")
+    return settings

@@ -44,6 +44,7 @@ from citadel.setting_kinds import (
 from citadel.settings_answer import ANSWERABILITY_SETTINGS, SUPPORT_SETTINGS
 from citadel.settings_generation import GENERATION_SETTINGS, LLM_SETTINGS
 from citadel.settings_http import HTTP_SETTINGS
+from citadel.settings_oidc import OIDC_SETTINGS
 from citadel.settings_render import RENDER_SETTINGS
 from citadel.settings_search import SEARCH_SETTINGS
 from citadel.settings_tracing import RESOURCE_VARIABLES, TRACING_SETTINGS
@@ -168,6 +169,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     *SEARCH_SETTINGS,
     *HTTP_SETTINGS,
+    *OIDC_SETTINGS,
     Setting(
         "CITADEL_MAX_TERM_SHARE",
         "max_term_share",
@@ -183,7 +185,7 @@ SETTINGS: tuple[Setting, ...] = (
 
 _BY_NAME = {setting.name: setting for setting in SETTINGS}
 _BY_FIELD = {setting.field: setting for setting in SETTINGS}
-GROUPS = ("", "limits", "fusion", "llm", "http", "render")
+GROUPS = ("", "limits", "fusion", "llm", "http", "oidc", "render")
 if len(_BY_NAME) != len(SETTINGS) or len(_BY_FIELD) != len(SETTINGS):
     raise ValueError("a variable or a field is declared twice")
 if not {s.group for s in SETTINGS} <= set(GROUPS):

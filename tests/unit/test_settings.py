@@ -12,7 +12,14 @@ from typer.testing import CliRunner
 from citadel import setting_choices
 from citadel.app import answerability
 from citadel.bootstrap.families import CHOICES, choices_module
-from citadel.config import ConfigError, HttpSettings, LlmSettings, RenderSettings, Settings
+from citadel.config import (
+    ConfigError,
+    HttpSettings,
+    LlmSettings,
+    OidcSettings,
+    RenderSettings,
+    Settings,
+)
 from citadel.domain.fusion import FusionPolicy
 from citadel.domain.limits import Limits
 from citadel.entrypoints.cli import app
@@ -173,12 +180,27 @@ def test_the_dataclass_defaults_are_the_tables() -> None:
 
 def test_every_field_has_its_variable() -> None:
     declared = {s.field for s in SETTINGS}
-    nested = {"limits", "fusion", "llm", "http", "render"}
+    nested = {"limits", "fusion", "llm", "http", "oidc", "render"}
     top = {f.name for f in fields(Settings)} - nested
     assert top <= declared
     assert {f"http.{f.name}" for f in fields(HttpSettings)} <= declared
     assert {f"llm.{f.name}" for f in fields(LlmSettings)} <= declared
     assert {f"render.{f.name}" for f in fields(RenderSettings)} <= declared
+    assert {f"oidc.{f.name}" for f in fields(OidcSettings)} <= declared
+
+
+def test_half_a_provider_and_a_plain_http_issuer_are_refused_at_start() -> None:
+    with pytest.raises(ConfigError, match="both CITADEL_OIDC_ISSUER and CITADEL_OIDC_CLIENT_ID"):
+        Settings.from_env({"CITADEL_OIDC_CLIENT_ID": "citadel"})
+    with pytest.raises(ConfigError, match="https"):
+        Settings.from_env(
+            {"CITADEL_OIDC_ISSUER": "http://idp.example", "CITADEL_OIDC_CLIENT_ID": "c"}
+        )
+    local = Settings.from_env(
+        {"CITADEL_OIDC_ISSUER": "http://127.0.0.1:9400/", "CITADEL_OIDC_CLIENT_ID": "c"}
+    )
+    assert local.oidc.enabled and local.oidc.issuer == "http://127.0.0.1:9400"
+    assert not Settings.from_env({}).oidc.enabled
 
 
 def test_defaults_owned_by_a_lower_layer_are_not_written_again() -> None:

@@ -38,6 +38,7 @@ from citadel.app.reindex import ReindexService
 from citadel.app.resolver import CitationResolver
 from citadel.app.search import SearchService
 from citadel.app.shadow import ShadowService
+from citadel.app.sign_in import ExternalSignIn
 from citadel.app.support import SupportStep
 from citadel.app.users import UserService
 from citadel.bootstrap.families import default_parsers, embedder_for, generator_for
@@ -45,6 +46,7 @@ from citadel.bootstrap.links import link_policy, registered_url, safe_href, view
 from citadel.bootstrap.originals import kept_originals
 from citadel.bootstrap.pages import page_images
 from citadel.bootstrap.relevance import relevance_scorer
+from citadel.bootstrap.sign_in import external_sign_in
 from citadel.bootstrap.stores import migrate_library, stores
 from citadel.bootstrap.support import judged, support_checker
 from citadel.bootstrap.tracing import tracer_of
@@ -88,6 +90,8 @@ class Services:
     originals: OriginalStore | None = None
     """The uploaded PDFs of source versions, which ``pages`` renders."""
     tracer: Tracer = field(default_factory=NullTracer)  # bootstrap.tracing.tracer_of
+    sign_in: ExternalSignIn | None = None
+    """Single sign-on through the configured OpenID provider; None without one."""
 
     def close(self) -> None:
         for closer in self.closers:
@@ -202,6 +206,7 @@ def build(
         pages=images,
         originals=originals,
         tracer=tracer,
+        sign_in=external_sign_in(settings, users_service),
     )
 
 

@@ -107,3 +107,16 @@ def map_claims(claims: Mapping[str, object], names: ClaimNames) -> ExternalIdent
         groups=_groups(claim(claims, names.groups)),
         tenant=tenant,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SignInFlow:
+    """One browser's sign-in at a provider, between leaving and coming back: kept by the
+    browser (a signed cookie), never by the server. ``state`` ties the callback to
+    this browser, ``nonce`` the ID token to this request, ``verifier`` is the PKCE
+    secret whose hash went out with the request; ``next`` is where to land."""
+
+    state: str
+    nonce: str
+    verifier: str
+    next: str = "/"

@@ -11,7 +11,9 @@ import typer
 from rich.markup import escape
 
 from citadel.app.errors import AppError, InvalidRequest
-from citadel.domain.users import Role
+from citadel.app.users import LINK_TTL_S
+from citadel.bootstrap import Services
+from citadel.domain.users import Role, User
 from citadel.entrypoints.cli.support import (
     AsOption,
     HomeOption,
@@ -185,13 +187,16 @@ def users_add(
     json_out: JsonFlag = False,
     home: HomeOption = None,
 ) -> None:
-    """Register a user and print its API token — the only time it is shown."""
-    user, token = users_call(
-        home,
-        lambda s: s.users.add(name, role, tenant or s.settings.tenant, parse_groups(groups)),
-    )
+    """Register a user and print its API token — the only time it is shown — and a
+    one-time link that signs it in to the web UI (no token to paste)."""
+
+    def register(s: Services) -> tuple[User, str, str]:
+        user, token = s.users.add(name, role, tenant or s.settings.tenant, parse_groups(groups))
+        return user, token, signin_link(s, s.users.issue_link(user.name))
+
+    user, token, link = users_call(home, register)
     if json_out:
-        emit({"name": user.name, "token": token})
+        emit({"name": user.name, "token": token, "signin_link": link})
     else:
         print(token)
     err.print(
@@ -199,6 +204,44 @@ def users_add(
             f"added {user.name} ({user.role.value} of {user.tenant});"
             " its API token is shown only this once: store it now"
         )
+    )
+    _say_link(user.name, link, json_out)
+
+
+@users_app.command("link")
+def users_link(
+    name: Annotated[str, typer.Argument(help="The user to sign in.")],
+    json_out: JsonFlag = False,
+    home: HomeOption = None,
+) -> None:
+    """Print a new one-time link that signs a user in to the web UI."""
+    link = users_call(home, lambda s: signin_link(s, s.users.issue_link(name)))
+    if json_out:
+        emit({"name": name, "signin_link": link})
+    else:
+        print(link)
+    _say_link(name, link, json_out, printed=True)
+
+
+def signin_link(services: Services, secret: str) -> str:
+    """The link under the public URL when one is set, else the server's route."""
+    return f"{services.settings.public_url}/signin/link/{secret}"
+
+
+def _say_link(name: str, link: str, json_out: bool, *, printed: bool = False) -> None:
+    minutes = LINK_TTL_S // 60
+    where = "" if printed or json_out else f": {link}"
+    err.print(
+        escape(
+            f"one-time sign-in link for {name}, good for {minutes} minutes{where}"
+            + (
+                ""
+                if link.startswith("http")
+                else " (under the server's URL; set CITADEL_PUBLIC_URL to print it whole)"
+            )
+        ),
+        soft_wrap=True,  # a link is copied whole: never broken across lines
+        highlight=False,
     )
 
 

@@ -22,6 +22,7 @@ from citadel.entrypoints.http import (
     docs,
     handlers,
     library_pages,
+    single_sign_on,
     uploads,
     viewer,
     web,
@@ -74,6 +75,7 @@ def create_app(
     app.include_router(viewer.router)
     app.include_router(api.ops)
     app.include_router(web.router)
+    app.include_router(single_sign_on.router)
     app.include_router(asking.router)
     app.include_router(library_pages.router)
     app.include_router(docs.router)

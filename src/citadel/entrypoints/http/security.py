@@ -92,6 +92,34 @@ class SessionSigner:
             return None
         return session if self._now() < session.expires else None
 
+    def seal(self, purpose: str, fields: dict[str, str], ttl_s: int) -> str:
+        """A short-lived signed value for ``purpose`` (a sign-in flow kept by the browser):
+        readable by the browser, but any change to it is refused by ``unseal``."""
+        body = _b64(
+            json.dumps(
+                {**fields, "_e": int(self._now()) + ttl_s},
+                separators=(",", ":"),
+                ensure_ascii=True,
+            ).encode("ascii")
+        )
+        return f"{body}.{_b64(self._mac(purpose, body))}"
+
+    def unseal(self, purpose: str, cookie: str | None) -> dict[str, str] | None:
+        """What ``seal`` sealed for the same purpose; None when absent, altered or expired."""
+        if not cookie or len(cookie) > 4096:
+            return None
+        body, _, mac = cookie.partition(".")
+        try:
+            if not hmac.compare_digest(_unb64(mac), self._mac(purpose, body)):
+                return None
+            fields = json.loads(_unb64(body))
+            expires = int(fields.pop("_e"))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+        if self._now() >= expires or not all(isinstance(v, str) for v in fields.values()):
+            return None
+        return {str(k): str(v) for k, v in fields.items()}
+
     def anonymous_csrf(self) -> str:
         """A fresh pre-sign-in CSRF token: a nonce and its MAC (for the double submit)."""
         nonce = secrets.token_urlsafe(24)

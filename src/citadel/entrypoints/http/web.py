@@ -24,7 +24,7 @@ from citadel.entrypoints.http.auth import (
 )
 from citadel.entrypoints.http.errors import CsrfRefused, RateLimited, SignInRequired
 from citadel.entrypoints.http.pages import page
-from citadel.entrypoints.http.returning import safe_next
+from citadel.entrypoints.http.returning import HOME, safe_next
 from citadel.entrypoints.http.security import (
     CSRF_COOKIE,
     CSRF_FIELD,
@@ -69,10 +69,31 @@ def home(request: Request) -> Response:
     return RedirectResponse("/ask" if session_of(request) else "/signin", status_code=303)
 
 
+def signin_page(
+    request: Request,
+    status: int = 200,
+    *,
+    error: str | None = None,
+    name: str = "",
+    next: str = HOME,
+) -> Response:
+    """The sign-in page: single sign-on first when a provider is configured, then the
+    name-and-token form (scripts' way in, and every way in without a provider)."""
+    sign_in = edge(request).services.sign_in
+    return page(
+        request,
+        "signin.html",
+        status,
+        error=error,
+        name=name,
+        next=next,
+        sso=sign_in.label if sign_in else None,
+    )
+
+
 @router.get("/signin")
 def signin_form(request: Request) -> Response:
-    back = safe_next(request.query_params.get("next"))
-    return page(request, "signin.html", error=None, name="", next=back)
+    return signin_page(request, next=safe_next(request.query_params.get("next")))
 
 
 @router.post("/signin")
@@ -87,15 +108,11 @@ async def signin(request: Request) -> Response:
         if actor.user_id != name:
             raise Unauthenticated("name and token do not match")
     except UserDisabled:
-        return page(
-            request, "signin.html", 403, error="This user is disabled.", name=name, next=back
-        )
+        return signin_page(request, 403, error="This user is disabled.", name=name, next=back)
     except RateLimited:
         raise
     except Unauthenticated:
-        return page(
-            request, "signin.html", 401, error="Unknown name or API token.", name=name, next=back
-        )
+        return signin_page(request, 401, error="Unknown name or API token.", name=name, next=back)
     state = edge(request)
     cookie, _ = state.sessions.issue(actor.user_id, state.services.users.stamp(token))
     response = RedirectResponse(back, status_code=303)
