@@ -107,3 +107,32 @@ def test_recent_questions_are_per_reader_newest_first_and_bounded() -> None:
     assert recent.of(ada) == [] and [q.question for q in recent.of(eve)] == ["e"]
     recent.forget("t", "eve")
     assert recent.of(eve) == [] and recent.of(bob) == [AskQuery("b")]
+
+
+def test_prose_keeps_the_breaks_its_author_made_and_folds_the_margins() -> None:
+    text = (
+        "Missing values\n"
+        "In some cases the components of a vector may not be completely\n"
+        "known. When an element or value is not available in the\n"
+        "statistical sense, the value NA is reserved for it.\n"
+        "• is.na(x) gives a logical vector of the same size as x\n"
+        "• NA is not a value but a marker"
+    )
+    assert [b.text for b in passage_blocks(text)] == [
+        "Missing values",
+        "In some cases the components of a vector may not be completely known. When an"
+        " element or value is not available in the statistical sense, the value NA is"
+        " reserved for it.",
+        "• is.na(x) gives a logical vector of the same size as x",
+        "• NA is not a value but a marker",
+    ]
+    assert all(not b.code for b in passage_blocks(text))
+
+
+def test_numbered_items_start_their_own_paragraphs() -> None:
+    text = "Steps to follow before any release of the package:\n1. run the tests\n2. tag it"
+    assert [b.text for b in passage_blocks(text)] == [
+        "Steps to follow before any release of the package:",
+        "1. run the tests",
+        "2. tag it",
+    ]

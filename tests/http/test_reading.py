@@ -212,6 +212,25 @@ def test_evidence_is_collapsed_and_code_stays_code(shelf: tuple[Library, FastAPI
     )
 
 
+def test_the_viewer_sets_code_lines_in_monospace_and_prose_as_prose(
+    shelf: tuple[Library, FastAPI, str],
+) -> None:
+    library, app, _ = shelf
+    with browser(app) as c:
+        sign_in(c, library, "ada")
+        page = c.get("/ask", params={"q": "How do I read the tide file into a data frame?"}).text
+        routes = [html.unescape(r) for r in FOOTNOTE_HREF.findall(page)]
+        viewers = [c.get(route).text for route in routes]
+    shown = next(v for v in viewers if "read.table" in v)
+    code = re.findall(r'<code class="code-lines">(.*?)</code>', shown, re.S)
+    assert code, "the code lines are set apart"
+    text = html.unescape(re.sub(r"<[^>]+>", "", "".join(code)))
+    assert text == '> tides <- read.table("tides.data", header = TRUE)\n> summary(tides)'
+    assert shown.count('id="cited"') == 1
+    prose = re.sub(r'<code class="code-lines">.*?</code>', "", shown, flags=re.S)
+    assert "To read the tide file into a data frame, run:" in html.unescape(prose)
+
+
 def test_the_library_links_each_title_to_its_source_page(
     shelf: tuple[Library, FastAPI, str],
 ) -> None:

@@ -6,6 +6,7 @@ the resolver, and only the two shapes it makes are rendered as links.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,7 @@ from citadel.domain.document import Chunk
 from citadel.domain.search import Evidence
 from citadel.domain.source import Source
 from citadel.domain.users import Actor, Role
-from citadel.entrypoints.present.blocks import Block, lead, passage_blocks
+from citadel.entrypoints.present.blocks import Block, code_ranges, lead, passage_blocks
 from citadel.entrypoints.present.evidence_list import (
     citation_key,
     evidence_list,
@@ -292,6 +293,31 @@ def passage(e: Evidence, rank: int, **listed: Any) -> Passage:
 class Span:
     text: str
     cited: bool
+    code: bool = False
+    """Part of a stretch of code lines (``with_code``): set in monospace."""
+    anchor: bool = False
+    """The first cited span: where ``#cited`` scrolls to."""
+
+
+def with_code(spans: Sequence[Span]) -> list[Span]:
+    """``spans`` cut where code lines start and end (``code_ranges``), each piece saying
+    whether it is code; the first cited piece is the anchor."""
+    text = "".join(span.text for span in spans)
+    ranges = code_ranges(text)
+    cuts = sorted({0, len(text), *(edge for r in ranges for edge in r)})
+    out: list[Span] = []
+    offset = 0
+    for span in spans:
+        lo, hi = offset, offset + len(span.text)
+        edges = [lo, *(c for c in cuts if lo < c < hi), hi]
+        for a, b in itertools.pairwise(edges):
+            if a == b:
+                continue
+            code = any(start <= a and b <= end for start, end in ranges)
+            anchor = span.cited and not any(o.cited for o in out)
+            out.append(Span(text[a:b], span.cited, code=code, anchor=anchor))
+        offset = hi
+    return out
 
 
 def viewer_spans(

@@ -25,6 +25,7 @@ from citadel.domain.document import Chunk
 from citadel.domain.users import Actor
 from citadel.entrypoints.http.auth import ReaderActor, edge
 from citadel.entrypoints.http.pages import page as html_page
+from citadel.entrypoints.http.presenters import with_code
 from citadel.entrypoints.http.viewer_pages import (
     Cited,
     authorize,
@@ -174,7 +175,8 @@ def _viewable(
     if not cited.paged:
         if page is not None:
             raise NotFound(f"version {version} of {source_id} has no pages")
-        context["headings"], context["spans"] = section_view(cited)
+        context["headings"], spans = section_view(cited)
+        context["spans"] = with_code(spans)
         return context
     shown = page or cited.cited.page_start or 1
     if shown > count:
@@ -183,7 +185,7 @@ def _viewable(
         context["image_note"] = f"The page as printed is not shown ({why}); its text is."
         pdf = None
     context.update(
-        spans=page_spans(cited, shown),
+        spans=with_code(page_spans(cited, shown)),
         shown=shown,
         count=count,
         label=_label(cited.chunks, shown),

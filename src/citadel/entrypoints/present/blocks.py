@@ -5,8 +5,14 @@ PDF line ended, in code they matter. A line reads as code when it starts with a
 shell, Python, R or SQL prompt, or sits in a run of lines (between blank lines)
 every one of which carries code punctuation or is indented and none of which
 is mostly plain words (as prose is); everything else is
-prose, its line breaks folded into spaces. When in doubt a line is prose: prose
-shown as code is still readable, code folded into prose is not.
+prose. When in doubt a line is prose: prose shown as code is still readable,
+code folded into prose is not.
+
+Prose is reflowed the way a reader would: a line break where the line ran to
+the margin is folded into a space, but a break after a line that stopped well
+short of the run's longest (a heading, a list item's or a paragraph's end) is
+kept, and so is one before a list marker (``•``, ``-``, ``1.``, ``a)``): each
+kept break starts a paragraph of its own.
 
 (The extractive generator decides the same question for quoting, in the
 adapters layer, which entrypoints may not import; this is the display's rule.)
@@ -14,6 +20,7 @@ adapters layer, which entrypoints may not import; this is the display's rule.)
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -23,6 +30,10 @@ _INDENTED = re.compile(r"^(?: {2,}|\t)\S")
 _SPACES = re.compile(r"\s+")
 _WORD = re.compile(r"[A-Za-z][a-z]+")
 _TRIM = "()[]{},.;:!?\"'“”‘’"
+_MARKER = re.compile(r"^\s*(?:[•◦▪‣∙·*–—-]|\(?(?:\d{1,3}|[a-z]|[ivx]{1,5})[.)])\s+\S")
+FULL_LINE = 0.75
+"""A prose line at least this share of the run's longest ran to the margin (its break
+is folded); a shorter one ended where its author ended it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,21 +55,65 @@ def _codeish(line: str) -> bool:
     return bool(_SIGNAL.search(line) or _INDENTED.match(line))
 
 
+@dataclass(frozen=True, slots=True)
+class Line:
+    start: int
+    """Where the line starts in the text (its end is ``start + len(text)``)."""
+    text: str
+    """The line without its trailing whitespace."""
+    run: int
+    """Which run of lines (between blank lines) it is in."""
+    code: bool
+
+
+def classified_lines(text: str) -> list[Line]:
+    """Every non-blank line of ``text`` with where it is and whether it reads as code."""
+    out: list[Line] = []
+    starts = [0] + [m.end() for m in re.finditer(r"\n[ \t\r\f\v]*\n", text)]
+    ends = [m.start() for m in re.finditer(r"\n[ \t\r\f\v]*\n", text)] + [len(text)]
+    for run, (lo, hi) in enumerate(zip(starts, ends, strict=True)):
+        lines: list[tuple[int, str]] = []
+        offset = lo
+        for raw in text[lo:hi].split("\n"):
+            if raw.strip():
+                lines.append((offset, raw.rstrip()))
+            offset += len(raw) + 1
+        whole = len(lines) > 1 and all(_codeish(line) for _, line in lines)
+        out.extend(
+            Line(start, line, run, whole or bool(_PROMPT.match(line))) for start, line in lines
+        )
+    return out
+
+
 def passage_blocks(text: str) -> tuple[Block, ...]:
     """``text`` as paragraphs and code blocks, in reading order."""
     blocks: list[Block] = []
-    for run in re.split(r"\n\s*\n", text.strip("\n")):
-        lines = [line.rstrip() for line in run.split("\n") if line.strip()]
-        if not lines:
-            continue
-        whole = len(lines) > 1 and all(_codeish(line) for line in lines)
-        marks = [whole or bool(_PROMPT.match(line)) for line in lines]
-        start = 0
-        for i in range(1, len(lines) + 1):
-            if i == len(lines) or marks[i] != marks[start]:
-                _add(blocks, lines[start:i], marks[start])
-                start = i
+    group: list[Line] = []
+    for line in classified_lines(text):
+        if group and (line.run != group[0].run or line.code != group[0].code):
+            _add(blocks, [g.text for g in group], group[0].code)
+            group = []
+        group.append(line)
+    if group:
+        _add(blocks, [g.text for g in group], group[0].code)
     return tuple(blocks)
+
+
+def code_ranges(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of each stretch of code lines in ``text`` (the viewer sets them
+    in monospace), by the rule ``passage_blocks`` uses."""
+    ranges: list[tuple[int, int]] = []
+    previous: Line | None = None
+    for line in classified_lines(text):
+        end = line.start + len(line.text)
+        if line.code:
+            joined = previous is not None and previous.code and previous.run == line.run
+            if joined and ranges:
+                ranges[-1] = (ranges[-1][0], end)
+            else:
+                ranges.append((line.start, end))
+        previous = line
+    return ranges
 
 
 def _add(blocks: list[Block], lines: list[str], code: bool) -> None:
@@ -67,7 +122,21 @@ def _add(blocks: list[Block], lines: list[str], code: bool) -> None:
         indent = min(len(line) - len(line.lstrip()) for line in lines)
         blocks.append(Block("\n".join(line[indent:] for line in lines), code=True))
     else:
-        blocks.append(Block(_SPACES.sub(" ", " ".join(lines)).strip(), code=False))
+        for paragraph in _paragraphs(lines):
+            blocks.append(Block(_SPACES.sub(" ", " ".join(paragraph)).strip(), code=False))
+
+
+def _paragraphs(lines: list[str]) -> list[list[str]]:
+    """Prose lines grouped into paragraphs at the breaks worth keeping."""
+    longest = max(len(line.strip()) for line in lines)
+    paragraphs: list[list[str]] = [[lines[0]]]
+    for before, line in itertools.pairwise(lines):
+        ended = len(before.strip()) < FULL_LINE * longest
+        if ended or _MARKER.match(line):
+            paragraphs.append([line])
+        else:
+            paragraphs[-1].append(line)
+    return paragraphs
 
 
 def lead(text: str, limit: int = 240) -> str:
