@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from citadel.domain.errors import InvalidValue
+from citadel.domain.text import strip_controls
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,25 @@ class ParsedDocument:
     skipped_pages: tuple[int, ...] = field(default=())
     warnings: tuple[str, ...] = ()
     """What the parser says about the file's text, in citadel's words (a damaged PDF's)."""
+
+
+def without_controls(document: ParsedDocument) -> ParsedDocument:
+    """``document`` with no undrawable control character in its title, authors, headings
+    or text, whichever parser read it (``text.strip_controls``)."""
+
+    def line(text: str) -> str:  # a title or a heading stays on one line
+        return " ".join(strip_controls(text).split("\n")) if text else text
+
+    def block(b: Block) -> Block:
+        path = tuple(line(heading) for heading in b.section_path)
+        return replace(b, text=strip_controls(b.text), section_path=path)
+
+    return replace(
+        document,
+        title=line(document.title),
+        authors=tuple(line(a) for a in document.authors),
+        blocks=tuple(block(b) for b in document.blocks),
+    )
 
 
 @dataclass(frozen=True, slots=True)

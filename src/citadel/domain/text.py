@@ -26,6 +26,19 @@ _URL = re.compile(
 )
 
 
+_LINE_ENDS = re.compile("\r\n?|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_UNDRAWN = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f]")
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without the control characters no font draws (they show as empty
+    boxes): line and paragraph separators of every kind (CR, vertical tab, form
+    feed, U+2028, ...) become a newline, the other C0 and C1 controls and DEL go;
+    newline and tab stay. Format characters stay: a zero-width non-joiner is
+    spelling in Persian."""
+    return _UNDRAWN.sub("", _LINE_ENDS.sub("\n", text))
+
+
 def normalise_passage(text: str) -> str:
     """The form two passages are compared in when removing duplicates."""
     # Whitespace runs as one space, none at the ends (str.split's whitespace is the

@@ -27,7 +27,7 @@ from citadel.app.ports import (
 )
 from citadel.app.ports.pages import OriginalStore
 from citadel.domain.chunking import ChunkingPolicy
-from citadel.domain.document import ParsedDocument
+from citadel.domain.document import ParsedDocument, without_controls
 from citadel.domain.errors import InvalidValue
 from citadel.domain.integers import YEAR_MAX, YEAR_MIN, check_int
 from citadel.domain.source import check_source_id
@@ -179,7 +179,8 @@ class IngestService:
     ) -> PreparedVersion | IngestReport:
         shown = document.shown
         checked = self._checked(options.filled_from(document.metadata), actor, shown)
-        parsed = document.parse(progress)
+        # Every parser's text, whatever its format: no control character reaches the index.
+        parsed = without_controls(document.parse(progress))
         return self._planner.plan(parsed, checked, actor, document.origin, shown)
 
     def _checked(self, options: IngestOptions, actor: Actor, shown: str) -> IngestOptions:
