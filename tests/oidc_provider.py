@@ -56,9 +56,12 @@ def _free_port() -> int:
 
 
 @contextmanager
-def running_provider() -> Iterator[Provider]:
+def running_provider(host: str = "127.0.0.1") -> Iterator[Provider]:
+    """The provider on a free loopback port; ``host`` is the name it is reached by (and
+    its issuer's): ``localhost`` puts it on another site than a server on 127.0.0.1,
+    as a real provider is, so a browser treats its redirects as cross-site."""
     port = _free_port()
-    issuer = f"http://127.0.0.1:{port}"
+    issuer = f"http://{host}:{port}"
     # Its own process: the package still uses authlib APIs that warn, which this
     # test process (-W error) would turn into failed requests.
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
