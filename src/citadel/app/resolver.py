@@ -167,6 +167,23 @@ class CitationResolver:
             span.set(citations=states.total(), **{f"links_{k}": n for k, n in states.items()})
             return resolved
 
+    def recorded_for(self, result: AnswerResult, actor: Actor) -> AnswerResult:
+        """A recorded answer (a conversation's turn) as ``actor`` may see it now: every
+        citation resolved again (``resolve_answer``), and the passages of sources the
+        reader may no longer read, or that were deleted since, left out of its search
+        results, so reopening an answer never shows what asking again could not."""
+        shown = self.resolve_answer(result, actor)
+        scope = AccessScope.of(actor)
+        sources: dict[str, Source | None] = {}
+        kept = []
+        for evidence in shown.search.results:
+            if evidence.source_id not in sources:
+                sources[evidence.source_id] = self._registry.get(actor.tenant, evidence.source_id)
+            source = sources[evidence.source_id]
+            if source is not None and scope.allows(source):
+                kept.append(evidence)
+        return replace(shown, search=replace(shown.search, results=tuple(kept)))
+
     def _resolved(self, result: AnswerResult, actor: Actor) -> AnswerResult:
         if result.answer is None:
             return result

@@ -19,6 +19,7 @@ from citadel.entrypoints.http import (
     admin_users,
     api,
     asking,
+    conversations_api,
     docs,
     handlers,
     library_pages,
@@ -68,6 +69,7 @@ def create_app(
     )
     handlers.install(app)
     app.include_router(api.router)
+    app.include_router(conversations_api.router)
     app.include_router(admin_sources.router)
     app.include_router(admin_users.users)
     app.include_router(admin_users.audit)
