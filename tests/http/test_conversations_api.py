@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from citadel.app.errors import VersionConflict
+from citadel.app.resolver import WITHHELD
 from citadel.entrypoints.http import create_app
 from citadel.entrypoints.http.errors import describe
 from tests.builders import operator
@@ -70,7 +71,9 @@ def test_a_conversation_is_asked_followed_up_listed_reopened_and_deleted(
 
     later = _start(client, library)["conversation_id"]
     listed = client.get("/v1/conversations", headers=ada).json()["items"]
-    assert [c["conversation_id"] for c in listed][:2] == [later, cid]
+    assert {later, cid} <= {c["conversation_id"] for c in listed}
+    order = [(c["created"], c["conversation_id"]) for c in listed]
+    assert order == sorted(order, reverse=True)  # newest first (ties: by id)
 
     reopened = client.get(f"/v1/conversations/{cid}", headers=ada).json()
     assert [t["number"] for t in reopened["turns"]] == [1, 2]
@@ -121,7 +124,9 @@ def test_a_reopened_turn_shows_what_the_reader_may_see_now(
     hidden = client.get(f"/v1/conversations/{cid}", headers=ada).json()["turns"][0]
     assert {link["state"] for link in _links(hidden)} == {"forbidden"}
     assert all(link["href"] is None for link in _links(hidden))
-    cited = hidden["answer"]["answer"]["segments"][0]["citations"][0]
+    segment = hidden["answer"]["answer"]["segments"][0]
+    assert segment["text"] == WITHHELD and "retry" not in segment["text"]
+    cited = segment["citations"][0]
     assert cited["title"] == "" and cited["source_id"] == ""
     assert hidden["answer"]["search"]["results"] == []
 
@@ -131,6 +136,7 @@ def test_a_reopened_turn_shows_what_the_reader_may_see_now(
     assert {link["state"] for link in _links(deleted)} == {"deleted"}
     assert all(link["href"] is None for link in _links(deleted))
     assert deleted["answer"]["search"]["results"] == []
+    assert {s["text"] for s in deleted["answer"]["answer"]["segments"]} == {WITHHELD}
 
 
 def test_errors_are_in_citadels_words(client: TestClient, library: Library) -> None:

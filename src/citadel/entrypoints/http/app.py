@@ -19,6 +19,7 @@ from citadel.entrypoints.http import (
     admin_users,
     api,
     asking,
+    conversation_pages,
     conversations_api,
     docs,
     handlers,
@@ -77,6 +78,7 @@ def create_app(
     app.include_router(api.ops)
     app.include_router(web.router)
     app.include_router(asking.router)
+    app.include_router(conversation_pages.router)
     app.include_router(library_pages.router)
     app.include_router(docs.router)
     app.add_api_route("/favicon.ico", favicon, include_in_schema=False)
