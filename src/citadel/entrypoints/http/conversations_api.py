@@ -17,7 +17,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from citadel.domain.conversation import Conversation, Turn
+from citadel.domain.conversation import Turn
 from citadel.domain.users import Actor
 from citadel.entrypoints.http.api import AnswerJson
 from citadel.entrypoints.http.auth import ApiActor, edge
@@ -29,7 +29,7 @@ from citadel.entrypoints.http.replies import (
     TurnReply,
 )
 from citadel.entrypoints.http.schemas import AnswerBody
-from citadel.entrypoints.present.shapes import answer_json
+from citadel.entrypoints.present.shapes import conversation_json, turn_json
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
 
@@ -37,27 +37,6 @@ _NOT_YOURS = "No conversation of the caller's with this id"
 _ASKING = errors(
     404, 409, 413, 504, e404=_NOT_YOURS, e409="Another follow-up was added first; reopen it"
 )
-
-
-def conversation_json(conversation: Conversation) -> dict[str, Any]:
-    return {
-        "conversation_id": conversation.conversation_id,
-        "title": conversation.title,
-        "created": conversation.created,
-    }
-
-
-def turn_json(turn: Turn) -> dict[str, Any]:
-    """A turn: what was asked, what was searched for and how, and the answer."""
-    return {
-        "number": turn.number,
-        "question": turn.question,
-        "query": turn.query,
-        "rewrite": turn.rewrite.kind.value,
-        "rewritten": turn.rewrite.rewritten,
-        "created": turn.created,
-        "answer": answer_json(turn.answer),
-    }
 
 
 def shown(request: Request, turn: Turn, actor: Actor) -> Turn:
