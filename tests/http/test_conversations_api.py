@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from citadel.adapters.generators.scripted import ScriptedGenerator, Step
 from citadel.app.errors import VersionConflict
 from citadel.app.resolver import WITHHELD
+from citadel.config import HttpSettings
 from citadel.entrypoints.http import create_app
 from citadel.entrypoints.http.errors import describe
 from tests.builders import operator
@@ -175,3 +177,22 @@ def test_the_openapi_document_lists_the_conversation_replies(client: TestClient)
     components = schema["components"]["schemas"]
     assert {"TurnReply", "ConversationReply", "ConversationsReply"} <= set(components)
     assert components["TurnReply"]["properties"]["answer"]["$ref"].endswith("/AnswerReply")
+
+
+def test_a_turn_has_the_requests_deadline_and_a_failed_start_keeps_nothing(
+    tmp_path: Path,
+) -> None:
+    library = make_library(
+        tmp_path,
+        generator=ScriptedGenerator([Step(delay_s=5.0)]),
+        http=HttpSettings(rate_per_minute=10_000, deadline_s=0.5),
+    )
+    ada = bearer(library, "ada")
+    try:
+        with TestClient(create_app(library.services, session_secret=SECRET)) as client:
+            reply = client.post("/v1/conversations", json=_ask(QUESTION), headers=ada)
+            assert reply.status_code == 504, reply.text
+            assert reply.json()["error"]["code"] == "deadline_exceeded"
+            assert client.get("/v1/conversations", headers=ada).json()["items"] == []
+    finally:
+        library.services.close()

@@ -19,6 +19,7 @@ conversation is not found.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter
@@ -81,6 +82,12 @@ def turn_view(request: Request, turn: Turn, actor: Actor) -> TurnView:
     )
 
 
+def _asking(request: Request) -> dict[str, Any]:
+    """What every turn is asked with, as the ask page asks: the request's id and deadline."""
+    deadline = edge(request).services.settings.http.deadline_s
+    return {"request_id": request.state.request_id, "deadline_s": deadline}
+
+
 def _list_page(
     request: Request, actor: Actor, status: int = 200, *, question: str = "", error: str = ""
 ) -> Response:
@@ -141,11 +148,11 @@ async def start(request: Request, actor: Reader) -> Response:
         )
     state = edge(request)
     service = state.services.conversations.using(state.answering)
-    request_id = request.state.request_id
-    conversation, turn = await service.start(actor, query.request(), request_id=request_id)
+    asking = _asking(request)
+    conversation, turn = await service.start(actor, query.request(), **asking)
     if "follow_up" in fields:
         turn = await service.follow_up(
-            actor, conversation.conversation_id, follow.request(), request_id=request_id
+            actor, conversation.conversation_id, follow.request(), **asking
         )
     href = f"{conversation_href(conversation.conversation_id)}#turn-{turn.number}"
     return RedirectResponse(href, status_code=303)
@@ -175,7 +182,7 @@ async def follow_up(conversation_id: str, request: Request, actor: Reader) -> Re
         )
     state = edge(request)
     turn = await state.services.conversations.using(state.answering).follow_up(
-        actor, conversation_id, query.request(), request_id=request.state.request_id
+        actor, conversation_id, query.request(), **_asking(request)
     )
     return RedirectResponse(
         f"{conversation_href(conversation_id)}#turn-{turn.number}", status_code=303

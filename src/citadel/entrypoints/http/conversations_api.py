@@ -39,6 +39,12 @@ _ASKING = errors(
 )
 
 
+def _asking(request: Request) -> dict[str, Any]:
+    """What every turn is asked with, as /v1/answer asks: the request's id and deadline."""
+    deadline = edge(request).services.settings.http.deadline_s
+    return {"request_id": request.state.request_id, "deadline_s": deadline}
+
+
 def shown(request: Request, turn: Turn, actor: Actor) -> Turn:
     """A recorded turn with its answer as ``actor`` may see it now."""
     resolver = edge(request).services.resolver
@@ -63,7 +69,7 @@ async def start(request: Request, actor: ApiActor, body: AnswerJson) -> dict[str
     turn is answered as /v1/answer answers."""
     state = edge(request)
     conversation, turn = await state.services.conversations.using(state.answering).start(
-        actor, body.domain(), request_id=request.state.request_id
+        actor, body.domain(), **_asking(request)
     )
     return {**conversation_json(conversation), "turns": [turn_json(turn)]}
 
@@ -82,7 +88,7 @@ async def follow_up(
     says how), searched as the caller with the body's filters, and answered anew."""
     state = edge(request)
     turn = await state.services.conversations.using(state.answering).follow_up(
-        actor, conversation_id, body.domain(), request_id=request.state.request_id
+        actor, conversation_id, body.domain(), **_asking(request)
     )
     return turn_json(turn)
 
