@@ -101,3 +101,12 @@ def test_no_question_is_no_conversation(library: Library) -> None:
     before = chat(library, "--list", "--json").stdout
     outcome = chat(library, lines="\n")
     assert outcome.stdout == "" and chat(library, "--list", "--json").stdout == before
+
+
+def test_a_refused_question_is_said_and_the_next_one_still_asked(library: Library) -> None:
+    too_long = "retry " * 400
+    outcome = chat(library, "--as", "ada", "--json", lines=f"{too_long}\n{QUESTION}\n", code=1)
+    assert "a search query has 1 to 2000 characters" in outcome.stderr
+    assert "Traceback" not in outcome.stderr
+    [turn] = turns_of(outcome)
+    assert turn["number"] == 1 and turn["question"] == QUESTION

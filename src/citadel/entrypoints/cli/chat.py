@@ -21,6 +21,7 @@ import typer
 from citadel.app.answer import AnswerRequest
 from citadel.app.conversations import ConversationService
 from citadel.app.errors import AppError
+from citadel.domain.errors import DomainError
 from citadel.domain.request_defaults import ANSWER_RESULTS, EVIDENCE_FLOOR
 from citadel.domain.search import SearchFilters, SearchRequest
 from citadel.domain.users import Actor
@@ -174,7 +175,9 @@ class Turns:
             search = SearchRequest(query=question, limit=limit, filters=filters)
             try:
                 await self.ask(AnswerRequest(search, floor))
-            except AppError as exc:
+            except (AppError, DomainError) as exc:
+                # One question refused (too long, a lost conversation): said, and the
+                # next line is still asked; the exit status says some failed.
                 print_error(exc)
                 failed += 1
         return failed
