@@ -32,7 +32,14 @@ from typer.testing import CliRunner
 
 from citadel.config import HttpSettings
 from citadel.entrypoints.cli import app as cli_app
-from citadel.entrypoints.http import admin_sources, admin_users, api, create_app, viewer
+from citadel.entrypoints.http import (
+    admin_sources,
+    admin_users,
+    api,
+    conversations_api,
+    create_app,
+    viewer,
+)
 from tests.http.conftest import SECRET, Library, bearer, make_library
 
 MINIMAL: dict[str, dict[str, Any]] = {
@@ -41,6 +48,8 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "/v1/answer/stream": {"search": {"query": "retry"}},
     "/v1/sources/{source_id}/acl": {"groups": []},
     "/v1/users": {"name": "capped-user"},
+    "/v1/conversations": {"search": {"query": "retry"}},
+    "/v1/conversations/{conversation_id}/turns": {"search": {"query": "and its cap?"}},
 }
 """A valid body for each JSON operation (a new one must be added here to be tested)."""
 
@@ -54,6 +63,7 @@ V1_ROUTERS = (
     admin_sources.router,
     admin_users.users,
     admin_users.audit,
+    conversations_api.router,
 )
 
 
@@ -83,8 +93,10 @@ def method_of(app: FastAPI, path: str) -> str:
     return method.upper()
 
 
-def concrete(path: str, source_id: str = "some-source") -> str:
-    return path.replace("{source_id}", source_id)
+def concrete(
+    path: str, source_id: str = "some-source", conversation_id: str = "some-conversation"
+) -> str:
+    return path.replace("{source_id}", source_id).replace("{conversation_id}", conversation_id)
 
 
 def body_operations(app: FastAPI) -> list[tuple[str, str]]:
@@ -269,10 +281,15 @@ def test_bodies_within_the_cap_are_served_and_over_it_are_413(
 ) -> None:
     lib, app = small
     with TestClient(app, raise_server_exceptions=False) as c:
+        started = c.post(
+            "/v1/conversations", json=MINIMAL["/v1/conversations"], headers=bearer(lib, "ada")
+        )
+        conversation_id = started.json()["conversation_id"]
         for path in json_operations(app):
             fits = json.dumps(MINIMAL[path]).encode()
             fits += b" " * (4096 - len(fits))
-            method, url = method_of(app, path), concrete(path, lib.source_id)
+            method = method_of(app, path)
+            url = concrete(path, lib.source_id, conversation_id)
             who = bearer(lib, SENDER.get(path, "ada"))
             ok = c.request(method, url, content=fits, headers=who)
             assert ok.status_code in (200, 201), (path, ok.text)

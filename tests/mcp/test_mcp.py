@@ -62,7 +62,8 @@ async def stdio_session(library: McpLibrary, user: str) -> AsyncIterator[ClientS
     params = StdioServerParameters(
         command=command[0],
         args=[*command[1:], "mcp", "--as", user],
-        env=library.env(),
+        # base_env: PYTHONPATH too, so the server runs this checkout's code.
+        env={**base_env(), **library.env()},
         cwd=str(ROOT),
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -242,9 +243,14 @@ def test_a_reader_outside_the_acl_gets_nothing_of_the_source(
             assert all(r["source_id"] != mcp_library.secret for r in asked["results"])
             if asked["answer"] is not None:
                 assert all(c["source_id"] != mcp_library.secret for c in citations(asked))
-            # Everything but the query itself, which echoes the caller's own words.
+            # Everything but the query itself, which echoes the caller's own words (as
+            # the conversation turn does: a first question searches as asked).
+            turn = asked["conversation"]
+            assert turn["rewrite"] == "none"
+            assert turn["question"] == turn["searched_for"] == SECRET_QUESTION
             for out in (searched, asked):
-                outputs.append(json.dumps({k: v for k, v in out.items() if k != "query"}))
+                echoes = ("query", "conversation")
+                outputs.append(json.dumps({k: v for k, v in out.items() if k not in echoes}))
 
             by_id = await ada.call_tool("get_passage", {"evidence_id": mine[0]["evidence_id"]})
             assert "no passage" in error_text(by_id)

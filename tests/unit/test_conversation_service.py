@@ -13,7 +13,7 @@ import pytest
 from citadel.adapters.memory.conversations import InMemoryConversations
 from citadel.app.answer import AnswerRequest
 from citadel.app.conversations import ConversationService
-from citadel.app.errors import NotFound
+from citadel.app.errors import NotFound, RequestDeadlineExceeded
 from citadel.domain.answer import AnswerResult, LinkState
 from citadel.domain.rewrite import RewriteKind
 from citadel.domain.search import SearchFilters, SearchRequest
@@ -31,6 +31,8 @@ class FixedClock:
 class RecordingAnswers:
     def __init__(self) -> None:
         self.asked: list[tuple[AnswerRequest, Actor]] = []
+        self.deadlines: list[float | None] = []
+        self.failing: Exception | None = None
         self._ids = itertools.count(1)
 
     async def answer(
@@ -42,6 +44,9 @@ class RecordingAnswers:
         deadline_s: float | None = None,
     ) -> AnswerResult:
         self.asked.append((request, actor))
+        self.deadlines.append(deadline_s)
+        if self.failing is not None:
+            raise self.failing
         result = answered(f"ans-{next(self._ids)}", request.search.query)
         assert result.answer is not None
         segments = tuple(
@@ -120,3 +125,26 @@ def test_another_reader_finds_nothing_and_cannot_add_or_delete() -> None:
     chat.delete(ADA, cid)
     with pytest.raises(NotFound):
         chat.open(ADA, cid)
+
+
+def test_each_turn_asks_with_the_callers_deadline() -> None:
+    chat, answers = service()
+    conversation, _ = asyncio.run(chat.start(ADA, ask("What is a retry budget?"), deadline_s=7.5))
+    asyncio.run(chat.follow_up(ADA, conversation.conversation_id, ask("and it?"), deadline_s=2.0))
+    asyncio.run(chat.follow_up(ADA, conversation.conversation_id, ask("and then?")))
+    assert answers.deadlines == [7.5, 2.0, None]
+
+
+def test_a_first_question_that_fails_leaves_no_conversation() -> None:
+    chat, answers = service()
+    answers.failing = RequestDeadlineExceeded("the request's deadline passed")
+    with pytest.raises(RequestDeadlineExceeded):
+        asyncio.run(chat.start(ADA, ask("What is a retry budget?")))
+    assert chat.list(ADA) == []
+    # A follow-up that fails leaves the conversation as it was.
+    answers.failing = None
+    conversation, _ = asyncio.run(chat.start(ADA, ask("What is a retry budget?")))
+    answers.failing = RequestDeadlineExceeded("the request's deadline passed")
+    with pytest.raises(RequestDeadlineExceeded):
+        asyncio.run(chat.follow_up(ADA, conversation.conversation_id, ask("and it?")))
+    assert [t.number for t in chat.open(ADA, conversation.conversation_id).turns] == [1]

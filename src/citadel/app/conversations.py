@@ -67,17 +67,33 @@ class ConversationService:
         return ConversationService(self._store, answering, self._clock, new_id=self._new_id)
 
     async def start(
-        self, actor: Actor, request: AnswerRequest, *, request_id: str | None = None
+        self,
+        actor: Actor,
+        request: AnswerRequest,
+        *,
+        request_id: str | None = None,
+        deadline_s: float | None = None,
     ) -> tuple[Conversation, Turn]:
-        """A new conversation of ``actor`` with ``request`` as its first question."""
+        """A new conversation of ``actor`` with ``request`` as its first question; when
+        that question gets no answer (an error, the deadline), no conversation is kept."""
         question = request.search.query.strip()
         conversation = Conversation(
             self._new_id(), actor.user_id, actor.tenant, title_of(question), self._clock.now_iso()
         )
         self._store.create(conversation)
-        turn = await self._turn(
-            actor, conversation, 1, QueryRewrite.as_asked(question), request, request_id
-        )
+        try:
+            turn = await self._turn(
+                actor,
+                conversation,
+                1,
+                QueryRewrite.as_asked(question),
+                request,
+                request_id,
+                deadline_s,
+            )
+        except BaseException:
+            self._store.delete(actor.tenant, actor.user_id, conversation.conversation_id)
+            raise
         return conversation, turn
 
     async def follow_up(
@@ -87,6 +103,7 @@ class ConversationService:
         request: AnswerRequest,
         *,
         request_id: str | None = None,
+        deadline_s: float | None = None,
     ) -> Turn:
         """The next turn: its query rewritten from the last turn when it leans on it."""
         view = self.open(actor, conversation_id)
@@ -98,7 +115,9 @@ class ConversationService:
         )
         rewrite = follow_up(request.search.query, previous)
         number = len(view.turns) + 1
-        return await self._turn(actor, view.conversation, number, rewrite, request, request_id)
+        return await self._turn(
+            actor, view.conversation, number, rewrite, request, request_id, deadline_s
+        )
 
     async def _turn(
         self,
@@ -108,11 +127,14 @@ class ConversationService:
         rewrite: QueryRewrite,
         request: AnswerRequest,
         request_id: str | None,
+        deadline_s: float | None,
     ) -> Turn:
         asked = replace(
             request, search=replace(request.search, query=rewrite.query), rewrite=rewrite
         )
-        result = await self._answering.answer(asked, actor, request_id=request_id)
+        result = await self._answering.answer(
+            asked, actor, request_id=request_id, deadline_s=deadline_s
+        )
         result = replace(result, rewrite=rewrite)
         turn = Turn(
             conversation.conversation_id,

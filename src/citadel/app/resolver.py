@@ -33,6 +33,9 @@ from citadel.domain.source import AccessScope, Source
 from citadel.domain.users import Actor
 from citadel.domain.viewer import ViewerSigner
 
+WITHHELD = "(withheld: this part of the answer cites a source you may no longer read)"
+"""A recorded segment's text when its source is no longer the reader's, or was deleted."""
+
 SafeHref = Callable[[str], "str | None"]
 """The link policy: the URL to render (normalised), or None when it is refused."""
 
@@ -166,6 +169,32 @@ class CitationResolver:
             states = Counter(c.link_state.value for s in shown for c in s.citations)
             span.set(citations=states.total(), **{f"links_{k}": n for k, n in states.items()})
             return resolved
+
+    def recorded_for(self, result: AnswerResult, actor: Actor) -> AnswerResult:
+        """A recorded answer (a conversation's turn) as ``actor`` may see it now, so
+        reopening an answer never shows what asking again could not: every citation
+        resolved again (``resolve_answer``); the text of a segment that cites a source the
+        reader may no longer read, or one deleted since, withheld (``WITHHELD``: the
+        segment quotes or restates it), its footnote saying why; and those sources'
+        passages left out of the search results."""
+        shown = self.resolve_answer(result, actor)
+        gone = (LinkState.FORBIDDEN, LinkState.DELETED)
+        if shown.answer is not None:
+            segments = tuple(
+                replace(s, text=WITHHELD) if any(c.link_state in gone for c in s.citations) else s
+                for s in shown.answer.segments
+            )
+            shown = replace(shown, answer=replace(shown.answer, segments=segments))
+        scope = AccessScope.of(actor)
+        sources: dict[str, Source | None] = {}
+        kept = []
+        for evidence in shown.search.results:
+            if evidence.source_id not in sources:
+                sources[evidence.source_id] = self._registry.get(actor.tenant, evidence.source_id)
+            source = sources[evidence.source_id]
+            if source is not None and scope.allows(source):
+                kept.append(evidence)
+        return replace(shown, search=replace(shown.search, results=tuple(kept)))
 
     def _resolved(self, result: AnswerResult, actor: Actor) -> AnswerResult:
         if result.answer is None:

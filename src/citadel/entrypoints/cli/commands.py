@@ -31,6 +31,7 @@ from citadel.domain.request_defaults import ANSWER_RESULTS, EVIDENCE_FLOOR, SEAR
 from citadel.domain.search import SearchRequest
 from citadel.domain.users import Actor, Role
 from citadel.entrypoints.cli.admin import audit_app, sources_app, users_app
+from citadel.entrypoints.cli.chat import chat
 from citadel.entrypoints.cli.db import db_app
 from citadel.entrypoints.cli.evaluation import eval_app
 from citadel.entrypoints.cli.filters import (
@@ -386,6 +387,7 @@ app.add_typer(eval_app, name="eval")
 app.add_typer(db_app, name="db")
 app.command()(serve)
 app.command()(mcp)
+app.command()(chat)
 app.command()(shadow)
 
 

@@ -19,6 +19,8 @@ from citadel.entrypoints.http import (
     admin_users,
     api,
     asking,
+    conversation_pages,
+    conversations_api,
     docs,
     handlers,
     library_pages,
@@ -69,6 +71,7 @@ def create_app(
     )
     handlers.install(app)
     app.include_router(api.router)
+    app.include_router(conversations_api.router)
     app.include_router(admin_sources.router)
     app.include_router(admin_users.users)
     app.include_router(admin_users.audit)
@@ -77,6 +80,7 @@ def create_app(
     app.include_router(web.router)
     app.include_router(single_sign_on.router)
     app.include_router(asking.router)
+    app.include_router(conversation_pages.router)
     app.include_router(library_pages.router)
     app.include_router(docs.router)
     app.add_api_route("/favicon.ico", favicon, include_in_schema=False)

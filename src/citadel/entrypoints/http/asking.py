@@ -28,7 +28,7 @@ from citadel.domain.users import Actor
 from citadel.entrypoints.http.ask_query import AskQuery
 from citadel.entrypoints.http.auth import edge
 from citadel.entrypoints.http.home_page import home_view
-from citadel.entrypoints.http.pages import fragment, page
+from citadel.entrypoints.http.pages import csrf_token, fragment, page
 from citadel.entrypoints.http.presenters import LINK_WORDS, answer_view, passages
 from citadel.entrypoints.http.security import CSRF_FIELD
 from citadel.entrypoints.http.streaming import EventShapes, answer_events, event_stream
@@ -140,6 +140,7 @@ async def ask_stream(request: Request, actor: Reader) -> Response:
     def final_shape(result: AnswerResult) -> dict[str, Any]:
         view = answer_view(result, query.permalink)
         html = fragment("_answer.html", view=view, permalink=query.permalink)
+        html += fragment("_follow_up.html", query=query, csrf_token=csrf_token(request))
         # The passages again, now numbered as the footnotes and marked where cited;
         # for not_in_library, relabelled: they are the closest passages, not evidence.
         evidence = fragment("_evidence.html", passages=view.passages, closest=view.closest)

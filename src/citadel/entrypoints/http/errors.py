@@ -31,6 +31,7 @@ from citadel.app.errors import (
     Unauthenticated,
     UserDisabled,
     UserExists,
+    VersionConflict,
 )
 from citadel.config import ConfigError
 from citadel.domain.errors import InvalidValue
@@ -81,6 +82,7 @@ ERROR_STATUS: tuple[tuple[type[Exception], int, str], ...] = (
     (NotFound, 404, "not_found"),
     (UserExists, 409, "conflict"),
     (LastAdmin, 409, "last_admin"),
+    (VersionConflict, 409, "conflict"),
     (TooLarge, 413, "too_large"),
     (RequestValidationError, 422, "invalid_request"),
     (InvalidRequest, 422, "invalid_request"),

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from citadel.domain.answer import DegradedReason, LinkState
+from citadel.domain.rewrite import RewriteKind
 from citadel.domain.support import SupportLabel
 
 
@@ -167,6 +168,44 @@ class AnswerReply(Reply):
         description="The answerability decision; null where no relevance scorer decided"
         " (none configured, it failed, or no passage was selected)."
     )
+
+
+class TurnReply(Reply):
+    """One turn of a conversation: the question as asked, the query it searched for
+    and how that was built from the conversation, and its answer (the /v1/answer body)."""
+
+    number: int = Field(ge=1, description="1 for the first question, then 2, 3, …")
+    question: str = Field(description="The question as the reader asked it.")
+    query: str = Field(description="What the turn searched for.")
+    rewrite: RewriteKind = Field(
+        description="none: searched as asked; deterministic: the previous turn's terms"
+        " were added by a fixed rule; model: a model wrote the query."
+    )
+    rewritten: bool = Field(description="Whether the query differs from the question.")
+    created: str
+    answer: AnswerReply = Field(
+        description="The answer as given; citation links resolved for the caller now."
+    )
+
+
+class ConversationSummary(Reply):
+    """A conversation, listed: its title is its first question."""
+
+    conversation_id: str
+    title: str
+    created: str
+
+
+class ConversationReply(ConversationSummary):
+    """A conversation with its turns, oldest first."""
+
+    turns: list[TurnReply]
+
+
+class ConversationsReply(Reply):
+    """The caller's conversations, newest first."""
+
+    items: list[ConversationSummary]
 
 
 class CitationLinkReply(Reply):

@@ -154,6 +154,6 @@ def image_href(cited: Cited, token: str, page: int) -> str:
 
 def back_link(value: str | None) -> str | None:
     """``value`` when it is an answer's permalink on this site, else None."""
-    if value and value.startswith("/ask?") and safe_next(value) == value:
+    if value and value.startswith(("/ask?", "/answers/")) and safe_next(value) == value:
         return value
     return None

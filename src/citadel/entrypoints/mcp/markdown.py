@@ -92,7 +92,7 @@ def ask_markdown(output: AskOutput) -> str:
     per cited passage (attribution, support, link), then the answer_id get_passage takes.
     Without an answer: why, and the closest passages' places and first words. The whole
     record (every passage found, scores, the manifest's hash) is the structured content."""
-    lines: list[str] = []
+    lines: list[str] = _searched_for(output)
     if output.answer is not None:
         for segment in output.answer.segments:
             refs = "".join(f"\\[{c.ref}\\]" for c in segment.citations)
@@ -133,10 +133,25 @@ def ask_markdown(output: AskOutput) -> str:
 
 
 def _answer_id(output: AskOutput) -> str:
-    return (
+    line = (
         f"answer\\_id {inline(output.answer_id)}"
         " (get\\_passage reads a cited passage by it and the ref)"
     )
+    turn = output.conversation
+    if turn is None:
+        return line
+    return (
+        f"{line}\n\nconversation\\_id {inline(turn.conversation_id)}, turn {turn.turn}"
+        " (pass it to ask for a follow-up)"
+    )
+
+
+def _searched_for(output: AskOutput) -> list[str]:
+    """When the conversation rewrote the question: what the turn searched for."""
+    turn = output.conversation
+    if turn is None or turn.rewrite == "none":
+        return []
+    return [f"Searched for: {inline(turn.searched_for)}", ""]
 
 
 def passage_markdown(output: PassageOut) -> str:

@@ -129,6 +129,20 @@ class AnswerabilityOut(_Out):
     answerable: bool = Field(description="false: degraded with reason not_in_library")
 
 
+class TurnOut(_Out):
+    """Where this answer stands in its conversation: pass ``conversation_id`` to ``ask``
+    again to follow up (the follow-up's search query is then built from the conversation)."""
+
+    conversation_id: str
+    turn: int = Field(description="1 for the first question, then 2, 3, …")
+    question: str = Field(description="The question as asked")
+    searched_for: str = Field(description="The search query the turn ran")
+    rewrite: str = Field(
+        description="none (searched as asked), deterministic (the previous turn's terms"
+        " added by a fixed rule) or model"
+    )
+
+
 class AskOutput(_Out):
     """The validated answer, or (degraded) no answer, the reason and the search results."""
 
@@ -144,6 +158,9 @@ class AskOutput(_Out):
     manifest_sha256: str | None
     answerability: AnswerabilityOut | None = Field(
         description="The answerability decision; null where no relevance scorer decided"
+    )
+    conversation: TurnOut | None = Field(
+        default=None, description="The conversation this answer is a turn of"
     )
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from citadel.app.resolver import ResolvedLink
 from citadel.domain.answer import AnswerResult, Citation, LinkState
+from citadel.domain.conversation import Turn
 from citadel.domain.document import Chunk
 from citadel.domain.search import Evidence, SearchResult
 from citadel.domain.source import Source
@@ -25,6 +26,7 @@ from citadel.entrypoints.mcp.models import (
     SearchHit,
     SearchOutput,
     SegmentOut,
+    TurnOut,
 )
 from citadel.entrypoints.present.labels import footnote
 from citadel.entrypoints.present.shapes import (
@@ -59,7 +61,8 @@ def citation_output(citation: Citation) -> CitationOut:
     return CitationOut.model_validate({**shape, "attribution": attribution(citation)})
 
 
-def ask_output(result: AnswerResult) -> AskOutput:
+def ask_output(result: AnswerResult, turn: Turn | None = None) -> AskOutput:
+    """The answer as the ask tool returns it; ``turn``: the conversation turn it is."""
     body = answer_json(result)
     answer = None
     if result.answer is not None:
@@ -91,6 +94,17 @@ def ask_output(result: AnswerResult) -> AskOutput:
             if body["answerability"]
             else None
         ),
+        conversation=turn_output(turn) if turn is not None else None,
+    )
+
+
+def turn_output(turn: Turn) -> TurnOut:
+    return TurnOut(
+        conversation_id=turn.conversation_id,
+        turn=turn.number,
+        question=turn.question,
+        searched_for=turn.query,
+        rewrite=turn.rewrite.kind.value,
     )
 
 

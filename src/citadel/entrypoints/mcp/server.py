@@ -42,8 +42,9 @@ INSTRUCTIONS = (
     "citadel answers questions over a library of technical books with citations the"
     " application proves. `search` finds passages; `ask` answers with citations, each"
     " checked against its passage and linked by citadel's resolver for you (use only"
-    " those links); `get_passage` reads a cited passage (answer_id and ref) or a found"
-    " one (evidence_id). You see only the sources you may read."
+    " those links; pass an answer's conversation_id to ask a follow-up); `get_passage`"
+    " reads a cited passage (answer_id and ref) or a found one (evidence_id). You see"
+    " only the sources you may read."
 )
 
 
@@ -140,6 +141,14 @@ Ref = Annotated[str | None, Field(max_length=64, description="A citation's ref (
 AnswerId = Annotated[
     str | None, Field(max_length=128, description="The answer_id of an ask result")
 ]
+ConversationId = Annotated[
+    str | None,
+    Field(
+        max_length=128,
+        description="Ask a follow-up in this conversation (the conversation_id an earlier"
+        " ask returned); without it, a new conversation starts",
+    ),
+]
 EvidenceId = Annotated[
     str | None,
     Field(max_length=256, description="A search result's evidence_id (instead of a citation)"),
@@ -195,7 +204,9 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
             " printed pages), the application's support label and score, and the link"
             " citadel's resolver gives you now (state and href): use no other link. When"
             " there is no validated answer, `degraded` says why and `results` holds the"
-            " passages found."
+            " passages found. Each ask is a turn of a conversation: pass the"
+            ' `conversation.conversation_id` it returns to ask a follow-up ("and its'
+            ' default?"), whose search is built from the conversation.'
         ),
         annotations=_READ_ONLY,
     )
@@ -208,6 +219,7 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
         tags_any: Tags = None,
         year_min: Year = None,
         year_max: Year = None,
+        conversation_id: ConversationId = None,
     ) -> Annotated[CallToolResult, AskOutput]:
         filters = Filters(tuple(source_ids or ()), tuple(tags_any or ()), year_min, year_max)
 
@@ -218,6 +230,7 @@ def build_server(tools: CitadelTools, caller: Caller) -> MCPServer[Any]:
                 limit,
                 minimum_evidence_score,
                 filters,
+                conversation_id=conversation_id,
                 request_id=request_id_of(request),
             )
 

@@ -3,7 +3,9 @@
 - ``search``: ``services.search`` (as ``POST /v1/search``).
 - ``ask``: the answering use case (as ``POST /v1/answer``): the validated answer
   whose citations the resolver linked for this reader, or the degraded reason and
-  the search results.
+  the search results; each ask a turn of a conversation (``services.conversations``,
+  as ``POST /v1/conversations``): a new one, or with ``conversation_id`` a follow-up
+  of that one (the caller's own; another's is not found).
 - ``get_passage``: a cited passage by ``answer_id`` and ``ref`` (the citation is
   looked up in the audit log and resolved again for the caller now, as
   ``GET /v1/answers/{id}/citations/{ref}`` does), or a found passage by its
@@ -74,19 +76,27 @@ class CitadelTools:
         minimum_evidence_score: float,
         filters: Filters,
         *,
+        conversation_id: str | None = None,
         request_id: str | None = None,
     ) -> AskOutput:
+        """The answer, as a turn of a conversation: the one ``conversation_id`` names
+        (a follow-up, its query built from the conversation), else a new one."""
         request = AnswerRequest(
             SearchRequest(query=question, limit=limit, filters=filters.domain()),
             minimum_evidence_score,
         )
-        result = await self.answering.answer(
-            request,
-            actor,
-            request_id=request_id,
-            deadline_s=self.services.settings.http.deadline_s,
-        )
-        return ask_output(absolute_links(result, self.services.settings.public_url))
+        conversations = self.services.conversations.using(self.answering)
+        deadline = self.services.settings.http.deadline_s
+        if conversation_id:
+            turn = await conversations.follow_up(
+                actor, conversation_id, request, request_id=request_id, deadline_s=deadline
+            )
+        else:
+            _, turn = await conversations.start(
+                actor, request, request_id=request_id, deadline_s=deadline
+            )
+        result = absolute_links(turn.answer, self.services.settings.public_url)
+        return ask_output(result, turn)
 
     def passage(
         self,

@@ -15,6 +15,7 @@ from citadel.app.ports import VectorCoverage
 from citadel.app.reindex import ReindexReport
 from citadel.app.resolver import ResolvedLink
 from citadel.domain.answer import Answerability, AnswerResult, Citation, GenerationRecord
+from citadel.domain.conversation import Conversation, Turn
 from citadel.domain.document import Chunk
 from citadel.domain.search import Evidence, SearchResult
 from citadel.domain.source import Source
@@ -103,6 +104,29 @@ def answer_json(result: AnswerResult) -> dict[str, Any]:
         "manifest_sha256": result.manifest.sha256 if result.manifest else None,
         "generation": generation_json(result.generation),
         "answerability": answerability_json(result.answerability),
+    }
+
+
+def conversation_json(conversation: Conversation) -> dict[str, Any]:
+    """A conversation as listed: its title is its first question."""
+    return {
+        "conversation_id": conversation.conversation_id,
+        "title": conversation.title,
+        "created": conversation.created,
+    }
+
+
+def turn_json(turn: Turn) -> dict[str, Any]:
+    """A conversation's turn: what was asked, what it searched for and how that was
+    built from the conversation, and its answer (``answer_json``)."""
+    return {
+        "number": turn.number,
+        "question": turn.question,
+        "query": turn.query,
+        "rewrite": turn.rewrite.kind.value,
+        "rewritten": turn.rewrite.rewritten,
+        "created": turn.created,
+        "answer": answer_json(turn.answer),
     }
 
 
