@@ -479,3 +479,49 @@ def test_the_internal_subset_of_tag_soup_is_not_text(tmp_path: Path, doctype: st
     files = {"OEBPS/content.opf": opf([("a", "a.xhtml", "")], ["a"]), "OEBPS/a.xhtml": chapter}
     doc = EpubParser().parse(build(tmp_path / "soup.epub", files))
     assert texts(doc).split() == ["Soup", "words."]
+
+
+@pytest.mark.parametrize(
+    "doctype",
+    [
+        '<!DOCTYPE {root} [<!ENTITY x SYSTEM "{url}/general">]>',
+        '<!DOCTYPE {root} [<!ENTITY % p SYSTEM "{url}/parameter"> %p;]>',
+        '<!DOCTYPE {root} SYSTEM "{url}/external.dtd">',
+    ],
+    ids=["general-entity", "parameter-entity", "external-dtd"],
+)
+def test_no_book_xml_reaches_the_network(tmp_path: Path, doctype: str) -> None:
+    # Compared with defusedxml (issue 30, item 7): lxml as configured refuses or ignores all three.
+    import http.server
+    import threading
+
+    asked: list[str] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'<!ENTITY x "FETCHED">')
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        package = opf([("a", "a.xhtml", "")], ["a"], metadata="<dc:title>T &x;</dc:title>")
+        package = package.replace("?>\n", "?>\n" + doctype.format(root="package", url=url), 1)
+        chapter = page("<p>Body &x; text.</p>")
+        chapter = chapter.replace("?>\n", "?>\n" + doctype.format(root="html", url=url), 1)
+        files = {"OEBPS/content.opf": package, "OEBPS/a.xhtml": chapter}
+        try:
+            doc = EpubParser().parse(build(tmp_path / "net.epub", files))
+            assert "FETCHED" not in doc.title + texts(doc)
+        except ParseError:
+            pass  # refusing is fine too
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert asked == []
