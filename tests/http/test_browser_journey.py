@@ -1,6 +1,7 @@
 """A reader's day in Debian's chromium, against real servers on loopback: single sign-on
-through a real OpenID provider (another site, as a real one is), a question, and a
-footnote opened. Screenshots go to ``test-artifacts/``."""
+through a real OpenID provider (another site, as a real one is), a question and a
+follow-up, the conversation reopened from the list, and a footnote opened.
+Screenshots go to ``test-artifacts/``."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def site(
     library.services.close()
 
 
-def test_sign_in_through_the_provider_ask_and_open_a_footnote(
+def test_sign_in_through_the_provider_ask_follow_up_reopen_and_open_a_footnote(
     site: tuple[str, Library], provider: Provider
 ) -> None:
     executable = chromium_path()
@@ -71,10 +72,25 @@ def test_sign_in_through_the_provider_ask_and_open_a_footnote(
             assert "grace" in page.locator("header .who").inner_text()
             assert library.services.users.get("grace").groups == frozenset({"ops"})
 
-            page.fill("textarea[name=question]", QUESTION)
+            # Ask, then a follow-up under the answer: a conversation of two turns.
+            page.fill("#ask-form textarea[name=question]", QUESTION)
             page.click("#ask-form button[type=submit]")
-            page.wait_for_selector("ol.footnotes li")
-            page.locator("ol.footnotes a.viewer-link").first.click()
+            page.wait_for_selector("#follow-up-form textarea[name=follow_up]")
+            page.fill("#follow-up-form textarea[name=follow_up]", "and its cap?")
+            page.click("#follow-up-form button[type=submit]")
+            page.wait_for_url(f"{base}/conversations/*#turn-2")
+            conversation = page.url.split("#", maxsplit=1)[0]
+            assert page.locator("article.turn").count() == 2
+            second = page.locator("article.turn#turn-2")
+            assert "retry" in second.locator("p.rewrite").inner_text()
+
+            # Reopened from the list, then a footnote of the follow-up opened.
+            page.click("header nav a[href='/conversations']")
+            page.wait_for_url(f"{base}/conversations")
+            page.locator("ul.conversations a.conversation").first.click()
+            page.wait_for_url(conversation)
+            assert page.locator("article.turn").count() == 2
+            second.locator("ol.footnotes a.viewer-link").first.click()
             page.wait_for_selector("mark#cited")
             assert "retry budget" in page.locator("mark#cited").inner_text()
         finally:
